@@ -1,0 +1,34 @@
+# The README's commands. Each does all set-up on a fresh machine: uv (installed with pip when
+# missing), then `uv sync` of the locked environment (all extras, dev tools), then the job.
+SHELL := /bin/bash
+UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
+RUN := $(UV) run --locked
+
+.PHONY: setup demo test lint typecheck unit bench store-bench
+
+setup:
+	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
+	@$(UV) sync --locked --quiet
+
+demo: setup
+	$(RUN) uniko demo
+
+lint: setup
+	$(RUN) ruff check .
+	$(RUN) ruff format --check .
+
+typecheck: setup
+	$(RUN) mypy
+
+# pytest exits 5 when it collects nothing: that is a failure here, never a silent pass.
+unit: setup
+	@$(RUN) pytest -q -p no:cacheprovider; rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
+
+test: lint typecheck unit
+
+bench: setup
+	$(RUN) python benchmarks/run_bench.py
+
+store-bench: setup
+	$(RUN) python benchmarks/store_bench.py

@@ -1,0 +1,1 @@
+"""Benchmarks for uniko-memory (not part of the installed package)."""

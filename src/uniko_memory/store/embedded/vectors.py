@@ -1,0 +1,105 @@
+"""Exact cosine search over float32 matrices held in RAM, one per (agent, tier).
+
+SQLite is the source of truth; a matrix is loaded lazily on the first search of its (agent, tier)
+and then kept in sync by every commit (never rebuilt on read).
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+
+class VectorIndex:
+    """Rows of unit vectors with their ids; removal swaps the last row into the hole."""
+
+    def __init__(self, dim: int, ids: list[str] | None = None, matrix: np.ndarray | None = None) -> None:
+        self.dim = dim
+        self._lock = threading.RLock()
+        n = len(ids or [])
+        cap = max(64, n + n // 4)
+        self._m = np.zeros((cap, dim), dtype=np.float32)
+        if n and matrix is not None:
+            self._m[:n] = matrix
+        self._ids: list[str] = list(ids or [])
+        self._row: dict[str, int] = {i: r for r, i in enumerate(self._ids)}
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def upsert(self, node_id: str, vec: np.ndarray) -> None:
+        with self._lock:
+            row = self._row.get(node_id)
+            if row is None:
+                row = len(self._ids)
+                if row >= self._m.shape[0]:
+                    grown = np.zeros((self._m.shape[0] * 2, self.dim), dtype=np.float32)
+                    grown[:row] = self._m[:row]
+                    self._m = grown
+                self._ids.append(node_id)
+                self._row[node_id] = row
+            self._m[row] = vec
+
+    def remove(self, node_id: str) -> None:
+        with self._lock:
+            row = self._row.pop(node_id, None)
+            if row is None:
+                return
+            last = len(self._ids) - 1
+            if row != last:
+                moved = self._ids[last]
+                self._m[row] = self._m[last]
+                self._ids[row] = moved
+                self._row[moved] = row
+            self._ids.pop()
+
+    def scores(self, query: np.ndarray) -> tuple[np.ndarray, list[str]]:
+        """Cosine of the query with every row, and the ids in row order (a snapshot)."""
+        with self._lock:
+            n = len(self._ids)
+            if n == 0:
+                return np.zeros(0, dtype=np.float32), []
+            return self._m[:n] @ query, list(self._ids)
+
+    def scores_within(self, query: np.ndarray, allowed: set[str]) -> tuple[np.ndarray, list[str]]:
+        """Cosine for the allowed ids only: cost follows the filter's size, not the index's."""
+        with self._lock:
+            pairs = [(self._row[i], i) for i in allowed if i in self._row]
+            if not pairs:
+                return np.zeros(0, dtype=np.float32), []
+            pairs.sort()
+            rows = np.fromiter((r for r, _ in pairs), dtype=np.int64, count=len(pairs))
+            return self._m[rows] @ query, [i for _, i in pairs]
+
+    def get(self, node_id: str) -> np.ndarray | None:
+        with self._lock:
+            row = self._row.get(node_id)
+            return None if row is None else self._m[row].copy()
+
+
+def top_k(scores: np.ndarray, k: int) -> np.ndarray:
+    """Row indices of the k best scores, best first, ties by row order (deterministic)."""
+    n = scores.shape[0]
+    if n == 0 or k <= 0:
+        return np.zeros(0, dtype=np.int64)
+    if k >= n:
+        return np.argsort(-scores, kind="stable")
+    part = np.argpartition(-scores, k - 1)[:k]
+    order = np.lexsort((part, -scores[part]))
+    return part[order]
+
+
+def as_unit_vector(vec: object, dim: int | None) -> np.ndarray:
+    """Validate and L2-normalise; raises ValueError with a readable reason."""
+    arr = np.asarray(vec, dtype=np.float32)
+    if arr.ndim != 1:
+        raise ValueError(f"a vector must be one-dimensional, got shape {arr.shape}")
+    if dim is not None and arr.shape[0] != dim:
+        raise ValueError(f"vector has {arr.shape[0]} dimensions, the store uses {dim}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError("vector contains NaN or infinite values")
+    norm = float(np.linalg.norm(arr))
+    if norm <= 1e-12:
+        raise ValueError("vector has zero length")
+    return (arr / norm).astype(np.float32)
