@@ -232,7 +232,7 @@ class EmbeddedStore:
                 conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('dim', ?)", (str(new_dim),))
             for op in u.ops:
                 if isinstance(op, PutNode):
-                    self._put_node(conn, op.node, vec_changes)
+                    self._put_node(conn, op.node, vec_changes, op.data)
                 elif isinstance(op, PutVector):
                     self._put_vector(conn, u.agent, op, vec_changes)
                 elif isinstance(op, PutEdge):
@@ -240,7 +240,7 @@ class EmbeddedStore:
                     conn.execute(
                         "INSERT INTO edges(agent, src, type, dst, props) VALUES(?,?,?,?,?) "
                         "ON CONFLICT(agent, src, type, dst) DO UPDATE SET props=excluded.props",
-                        (u.agent, e.src, e.type.value, e.dst, json.dumps(e.props, default=str)),
+                        (u.agent, e.src, e.type.value, e.dst, op.props),
                     )
                 elif isinstance(op, DeleteNode):
                     self._delete_node(conn, u.agent, op.node_id, vec_changes)
@@ -261,7 +261,11 @@ class EmbeddedStore:
         self._bump(u.agent)
 
     def _put_node(
-        self, conn: sqlite3.Connection, node: Node, changes: list[tuple[str, str, str, np.ndarray | None]]
+        self,
+        conn: sqlite3.Connection,
+        node: Node,
+        changes: list[tuple[str, str, str, np.ndarray | None]],
+        data: str | None = None,
     ) -> None:
         ts = node.time_key()
         row = conn.execute(
@@ -269,6 +273,8 @@ class EmbeddedStore:
             "VALUES(?,?,?,?,?,?,?,?,?) ON CONFLICT(agent, id) DO UPDATE SET tier=excluded.tier, "
             "session=excluded.session, participant=excluded.participant, ts=excluded.ts, "
             "visibility=excluded.visibility, redacted=excluded.redacted, data=excluded.data "
+            # Redaction is one-way: a redacted node is never rewritten with content again.
+            "WHERE nodes.redacted = 0 OR excluded.redacted = 1 "
             "RETURNING rowid",
             (
                 node.agent,
@@ -279,9 +285,11 @@ class EmbeddedStore:
                 to_epoch(ts) if ts is not None else None,
                 node.visibility,
                 int(node.redacted),
-                node.model_dump_json(),
+                data if data is not None else node.model_dump_json(),
             ),
         ).fetchone()
+        if row is None:
+            raise ValidationError(f"node {node.id} is redacted; it cannot be rewritten with content")
         rowid = row[0]
         conn.execute("DELETE FROM fts WHERE rowid=?", (rowid,))
         text = None if node.redacted else node.search_text()

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from pydantic_core import PydanticSerializationError
 
 from ...errors import ValidationError
 from ...model import Edge, EdgeType, Node, Tier
@@ -19,6 +21,7 @@ if TYPE_CHECKING:
 @dataclass(frozen=True, slots=True)
 class PutNode:
     node: Node
+    data: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +34,7 @@ class PutVector:
 @dataclass(frozen=True, slots=True)
 class PutEdge:
     edge: Edge
+    props: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +53,21 @@ class DeleteEdge:
 class PutBlob:
     sha256: str
     data: bytes
+
+
+def serialize_node(node: Node) -> str:
+    """JSON of the node, checked at ``put`` time so bad content fails before the commit."""
+    try:
+        return node.model_dump_json()
+    except (PydanticSerializationError, UnicodeError, ValueError) as exc:
+        raise ValidationError(f"node {node.id} cannot be stored: {exc}") from None
+
+
+def serialize_props(edge: Edge) -> str:
+    try:
+        return json.dumps(edge.props, allow_nan=False, ensure_ascii=False)
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(f"edge {edge.type.value} {edge.src}->{edge.dst}: props must be JSON: {exc}") from None
 
 
 Op = PutNode | PutVector | PutEdge | DeleteNode | DeleteEdge | PutBlob
@@ -79,7 +98,7 @@ class EmbeddedUnit:
         if node.agent != self.agent:
             raise ValidationError(f"node {node.id} belongs to agent {node.agent!r}, not {self.agent!r}")
         vec = None if vector is None else self._check_vector(vector)
-        self.ops.append(PutNode(node))
+        self.ops.append(PutNode(node, serialize_node(node)))
         self._overlay[node.id] = node
         if vec is not None:
             self.ops.append(PutVector(node.id, node.tier, vec))
@@ -90,7 +109,7 @@ class EmbeddedUnit:
     def put_edge(self, edge: Edge) -> None:
         if not isinstance(edge, Edge):
             raise ValidationError(f"put_edge() takes an Edge, got {type(edge).__name__}")
-        self.ops.append(PutEdge(edge))
+        self.ops.append(PutEdge(edge, serialize_props(edge)))
 
     def delete_node(self, node_id: str) -> None:
         self.ops.append(DeleteNode(node_id))
