@@ -63,6 +63,10 @@ def message(i: int, text: str, base: datetime) -> Message:
     )
 
 
+def _disk_mb(workdir: Path) -> float:
+    return sum(p.stat().st_size for p in workdir.iterdir() if p.is_file()) / 1e6
+
+
 def pct(values: list[float], q: float) -> float:
     return float(np.percentile(np.asarray(values), q))
 
@@ -88,16 +92,18 @@ async def run(n: int, n_queries: int, workdir: Path) -> dict[str, float]:
         single.append((time.perf_counter() - t) * 1000)
 
     rng = np.random.default_rng(7)
-    qvecs = vecs[rng.integers(0, n, size=n_queries + 10)] + 0.3 * rng.standard_normal((n_queries + 10, DIM)).astype(
-        np.float32
-    )
+    qvecs = vecs[rng.integers(0, n, size=n_queries + 10)] + 0.3 * rng.standard_normal(
+        (n_queries + 10, DIM)
+    ).astype(np.float32)
 
     async def timed(filtered: bool) -> list[float]:
         out = []
         for qi in range(n_queries + 10):
             flt = Eq("session", f"s{qi % 10}") if filtered else None
             t = time.perf_counter()
-            await store.hybrid_search("bench", Tier.MESSAGE, queries[qi], qvecs[qi], alpha=0.5, k=20, filter=flt)
+            await store.hybrid_search(
+                "bench", Tier.MESSAGE, queries[qi], qvecs[qi], alpha=0.5, k=20, filter=flt
+            )
             if qi >= 10:  # warm-up excluded
                 out.append((time.perf_counter() - t) * 1000)
         return out
@@ -118,7 +124,7 @@ async def run(n: int, n_queries: int, workdir: Path) -> dict[str, float]:
         await store.text_search("bench", Tier.MESSAGE, queries[qi], k=20)
         bm25.append((time.perf_counter() - t) * 1000)
     await store.close()
-    disk = sum(p.stat().st_size for p in workdir.iterdir() if p.is_file()) / 1e6
+    disk = _disk_mb(workdir)
     return {
         "n": n,
         "insert_rows_per_s": n / insert_s,
@@ -145,8 +151,12 @@ def main() -> None:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         r = asyncio.run(run(args.n, args.queries, Path(tmp)))
-    print(f"Embedded store benchmark — {platform.processor() or platform.machine()}, {datetime.now(UTC):%Y-%m-%d}")
-    print(f"records: {r['n']:,} × {DIM}-d, hybrid top-20 (alpha 0.5), {args.queries} queries after 10 warm-up\n")
+    print(
+        f"Embedded store benchmark — {platform.processor() or platform.machine()}, {datetime.now(UTC):%Y-%m-%d}"
+    )
+    print(
+        f"records: {r['n']:,} × {DIM}-d, hybrid top-20 (alpha 0.5), {args.queries} queries after 10 warm-up\n"
+    )
     print("| metric | value |\n|---|---|")
     for k, v in r.items():
         if k != "n":

@@ -48,6 +48,19 @@ class ChunkingConfig(_Group):
         return self.chunk_overlap_tokens or min(50, self.max_chunk_tokens // 10)
 
 
+class IngestConfig(_Group):
+    #: Turns longer than this are refused (split them, or ingest the text as an artifact).
+    max_turn_chars: int = Field(200_000, ge=1)
+    #: The most turns one multi-turn unit may carry.
+    max_unit_turns: int = Field(1_000, ge=1)
+    #: Post-ingest (P3 + P7a) batch size.
+    post_ingest_batch: int = Field(64, ge=1)
+    #: Sessions with no new turn for this long are auto-closed and finalised by maintenance.
+    session_inactivity_secs: float = Field(3600.0, gt=0)
+    #: Artifacts larger than this are refused.
+    max_artifact_bytes: int = Field(50_000_000, ge=1)
+
+
 class NlpConfig(_Group):
     entity_strict_admission: bool = True
     entity_other_min_confidence: float = Field(0.9, ge=0.0, le=1.0)
@@ -134,6 +147,7 @@ class UnikoConfig(_Group):
     store: StoreConfig = Field(default_factory=StoreConfig)
     models: ModelConfig = Field(default_factory=ModelConfig)
     chunking: ChunkingConfig = Field(default_factory=ChunkingConfig)
+    ingest: IngestConfig = Field(default_factory=IngestConfig)
     nlp: NlpConfig = Field(default_factory=NlpConfig)
     pipeline: PipelineConfig = Field(default_factory=PipelineConfig)
     consolidation: ConsolidationConfig = Field(default_factory=ConsolidationConfig)

@@ -113,6 +113,8 @@ class Session(Node):
     ended_at: UtcDatetime | None = None
     topic: str | None = None
     message_count: int = 0
+    last_message_id: str | None = None
+    participant_names: list[str] = Field(default_factory=list)
     finalized_at: UtcDatetime | None = None
     finalized_message_count: int = 0
 
@@ -131,12 +133,14 @@ class Message(Node):
     content: str
     timestamp: UtcDatetime
     seq: int = 0
+    post_ingest_done: bool = False
     content_type: str = "text"
     category: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     def search_text(self) -> str | None:
-        return None if self.redacted else self.content
+        # The speaker's name is indexed with the words: questions name people ("What did Caroline ...").
+        return None if self.redacted else f"{self.sender_name}: {self.content}"
 
 
 class Entity(Node):

@@ -60,7 +60,7 @@ def test_redacted_copy_blanks_content_only() -> None:
 
 def test_search_text_and_dimensions() -> None:
     m = _msg()
-    assert m.search_text() == "I went to a support group"
+    assert m.search_text() == "Caroline: I went to a support group"
     assert (m.session_key(), m.participant_key()) == ("s", "p")
     f = Fact(id="f", agent="a", subject="Caroline", predicate="go_to", object="support group",
              valid_from=datetime(2023, 5, 7))

@@ -1,0 +1,36 @@
+"""The system registry the CLI picks from (``--systems``). Add an entry to plug in another memory system.
+
+A factory is called once per conversation and must return a fresh ``MemorySystem``. Names starting with
+``baseline-`` are treated as baselines in the report; every other name is "ours" and gets ratio columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .baselines import BM25Baseline, DenseBaseline, HybridBaseline
+from .run import MemorySystem
+
+
+def _hybrid_full() -> HybridBaseline:
+    """RRF over the complete BM25 and dense rankings (a stronger hybrid than the BASELINES.md reference)."""
+    return HybridBaseline(rrf_depth=None)
+
+
+SYSTEMS: dict[str, Callable[[], MemorySystem]] = {
+    "baseline-bm25": BM25Baseline,
+    "baseline-dense": DenseBaseline,
+    "baseline-hybrid": HybridBaseline,
+    "baseline-hybrid-full": _hybrid_full,
+}
+
+DEFAULT_SYSTEMS = ("baseline-bm25", "baseline-dense", "baseline-hybrid")
+
+
+def resolve(names: str | list[str]) -> dict[str, Callable[[], MemorySystem]]:
+    """``"a,b"`` → {name: factory}, in the order given; unknown names raise ``KeyError`` listing the known ones."""
+    wanted = [n.strip() for n in (names.split(",") if isinstance(names, str) else names) if n.strip()]
+    unknown = [n for n in wanted if n not in SYSTEMS]
+    if unknown:
+        raise KeyError(f"unknown system(s) {unknown}; known: {sorted(SYSTEMS)}")
+    return {n: SYSTEMS[n] for n in dict.fromkeys(wanted)}

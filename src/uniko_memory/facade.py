@@ -1,0 +1,418 @@
+"""The user-facing API: ``Uniko`` → ``Agent`` → ``Session``.
+
+One async core. Every async verb has a ``*_sync`` twin that runs it on the engine's event loop:
+``Uniko.open_sync`` starts that loop in one background thread; ``await Uniko.open`` uses the
+caller's loop. Async calls made from another loop are forwarded to the engine loop, so a handle
+can be shared between threads; a ``*_sync`` call from inside the engine loop itself is refused
+with a clear error (it would deadlock).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import threading
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, TypeVar
+
+from .config import UnikoConfig
+from .errors import ClosedError, UnikoError, ValidationError
+from .ingest.atomic import AtomicIngest, ObserveResult, UnitResult
+from .ingest.finalize import FinalizeReport, SessionFinalizer
+from .ingest.post import PostIngest
+from .ingest.turn import Turn
+from .knowledge_base import KnowledgeBase
+from .model import Session as SessionNode
+from .model import Tier, session_id
+from .model.time import utcnow
+from .pipeline import PipelineHealth, PipelineSystem
+from .recall import ContextBundle, RecallCache, RecallConfig, recall
+from .store.filters import IsNull
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class _EngineLoop:
+    """A private event loop in a daemon thread, for the synchronous API."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="uniko-engine", daemon=True)
+        self.thread.start()
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+
+    def stop(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=5)
+
+
+def _engine(fn: Callable[..., Coroutine[Any, Any, T]]) -> Callable[..., Coroutine[Any, Any, T]]:
+    """Run the coroutine on the owning Uniko's loop, whichever loop awaits it."""
+
+    @functools.wraps(fn)
+    async def wrapper(self: Any, *args: Any, **kwargs: Any) -> T:
+        uni: Uniko = self._uni
+        uni._check_open()
+        try:
+            current = asyncio.get_running_loop()
+        except RuntimeError:  # pragma: no cover - always inside a loop here
+            current = None
+        if current is uni._loop:
+            return await fn(self, *args, **kwargs)
+        fut = asyncio.run_coroutine_threadsafe(fn(self, *args, **kwargs), uni._loop)
+        return await asyncio.wrap_future(fut)
+
+    return wrapper
+
+
+class UnitBuilder:
+    """``session.unit().turn(...).turn(...).commit()``: several turns in one transaction."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+        self._turns: list[Turn] = []
+
+    def turn(self, sender: str | Turn, content: str | None = None, **kwargs: Any) -> UnitBuilder:
+        if isinstance(sender, Turn):
+            self._turns.append(sender)
+        else:
+            if content is None:
+                raise ValidationError("turn() needs content")
+            self._turns.append(Turn(sender=sender, content=content, **kwargs))
+        return self
+
+    async def commit(self) -> UnitResult:
+        return await self._session.commit_unit(self._turns)
+
+    def commit_sync(self) -> UnitResult:
+        return self._session._uni._run_sync(self.commit())
+
+
+class Session:
+    """One conversation thread of an agent; created on first use."""
+
+    def __init__(self, uni: Uniko, agent_id: str, external_id: str) -> None:
+        if not isinstance(external_id, str) or not external_id.strip():
+            raise ValidationError("session id must be a non-empty string")
+        self._uni = uni
+        self.agent_id = agent_id
+        self.session_id = external_id
+        self.node_id = session_id(agent_id, external_id)
+
+    @_engine
+    async def observe(self, turn: Turn) -> ObserveResult:
+        """Store one turn (P1 + P2) and return once it is durable; P3/P7a follow in the background."""
+        result = await self.commit_unit([turn])
+        return result.results[0].model_copy(update={"timings": result.timings})
+
+    @_engine
+    async def commit_unit(self, turns: Sequence[Turn]) -> UnitResult:
+        result, items = await self._uni._atomic.ingest(self.agent_id, self.session_id, list(turns))
+        if items:
+            await self._uni._pipeline.enqueue_post(items)
+        return result
+
+    def unit(self) -> UnitBuilder:
+        return UnitBuilder(self)
+
+    @_engine
+    async def submit(self, turn: Turn, *, wait: bool = False) -> asyncio.Future[UnitResult]:
+        """Queue a turn on the streaming path; raises ``Backpressure`` when full unless ``wait``."""
+        return await self._uni._pipeline.submit_ingest(self.agent_id, self.session_id, [turn], wait=wait)
+
+    @_engine
+    async def flush(self, timeout: float | None = None) -> None:
+        await self._uni._pipeline.flush(self.agent_id, timeout)
+
+    @_engine
+    async def finalize(self, *, close: bool = False) -> FinalizeReport:
+        """Build transcript and observation chunks and the summary, after pending background work."""
+        await self._uni._pipeline.flush(self.agent_id)
+        return await self._uni._finalizer.finalize(self.agent_id, self.node_id, close=close)
+
+    # Blocking twins (thin: they run the async verb on the engine loop).
+    def observe_sync(self, turn: Turn) -> ObserveResult:
+        return self._uni._run_sync(self.observe(turn))
+
+    def commit_unit_sync(self, turns: Sequence[Turn]) -> UnitResult:
+        return self._uni._run_sync(self.commit_unit(turns))
+
+    def flush_sync(self, timeout: float | None = None) -> None:
+        self._uni._run_sync(self.flush(timeout))
+
+    def finalize_sync(self, *, close: bool = False) -> FinalizeReport:
+        return self._uni._run_sync(self.finalize(close=close))
+
+    async def __aenter__(self) -> Session:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if exc[0] is None:
+            await self.finalize()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if exc[0] is None:
+            self.finalize_sync()
+
+
+class Agent:
+    """One tenant's memory: sessions, recall, consolidation, forgetting."""
+
+    def __init__(self, uni: Uniko, agent_id: str) -> None:
+        if not isinstance(agent_id, str) or not agent_id.strip():
+            raise ValidationError("agent id must be a non-empty string")
+        self._uni = uni
+        self.agent_id = agent_id
+
+    def session(self, session_id: str) -> Session:
+        return Session(self._uni, self.agent_id, session_id)
+
+    @_engine
+    async def flush(self, timeout: float | None = None) -> None:
+        await self._uni._pipeline.flush(self.agent_id, timeout)
+
+    @_engine
+    async def recall(self, query: str, cfg: RecallConfig | None = None, **options: Any) -> ContextBundle:
+        """Recall a token-budgeted ``ContextBundle`` for ``query``.
+
+        ``options`` override fields of the config: ``limit``, ``token_budget``, scope filters
+        (``sessions``, ``participants``, ``since``, ``until``, ``categories``), ``viewer``,
+        ``reference_ts`` (what "last May" is relative to), ``explain``.
+        """
+        base = cfg or self._uni.recall_config
+        config = RecallConfig.build({**base.model_dump(), **options}) if options else base
+        return await recall(
+            self._uni.kb,
+            query,
+            config,
+            agent=self.agent_id,
+            nlp=self._uni.nlp,
+            cache=self._uni.recall_cache,
+        )
+
+    def recall_sync(self, query: str, cfg: RecallConfig | None = None, **options: Any) -> ContextBundle:
+        return self._uni._run_sync(self.recall(query, cfg, **options))
+
+    @_engine
+    async def consolidate(self) -> Any:
+        await self._uni._pipeline.flush(self.agent_id)
+        return await self._uni._pipeline.consolidate(self.agent_id)
+
+    @_engine
+    async def finalize_session(self, session_id: str, *, close: bool = False) -> FinalizeReport:
+        return await self.session(session_id).finalize(close=close)
+
+    @_engine
+    async def maintain_sessions(self, inactivity_secs: float | None = None) -> list[str]:
+        """Close and finalise sessions idle longer than ``session_inactivity_secs``."""
+        limit = (
+            inactivity_secs
+            if inactivity_secs is not None
+            else self._uni.config.ingest.session_inactivity_secs
+        )
+        cutoff = utcnow() - timedelta(seconds=limit)
+        store = self._uni.kb.store
+        closed = []
+        for node in await store.find(self.agent_id, Tier.SESSION, IsNull("ended_at"), limit=100_000):
+            if isinstance(node, SessionNode) and node.last_activity_at < cutoff:
+                await self._uni._finalizer.finalize(self.agent_id, node.id, close=True)
+                closed.append(node.external_id)
+        return closed
+
+    @_engine
+    async def stats(self) -> dict[str, int]:
+        store = self._uni.kb.store
+        return {t.value: n for t in Tier if (n := await store.count(self.agent_id, t))}
+
+    def flush_sync(self, timeout: float | None = None) -> None:
+        self._uni._run_sync(self.flush(timeout))
+
+    def consolidate_sync(self) -> Any:
+        return self._uni._run_sync(self.consolidate())
+
+    def finalize_session_sync(self, session_id: str, *, close: bool = False) -> FinalizeReport:
+        return self._uni._run_sync(self.finalize_session(session_id, close=close))
+
+    def maintain_sessions_sync(self, inactivity_secs: float | None = None) -> list[str]:
+        return self._uni._run_sync(self.maintain_sessions(inactivity_secs))
+
+    def stats_sync(self) -> dict[str, int]:
+        return self._uni._run_sync(self.stats())
+
+
+class Uniko:
+    """The memory engine: a knowledge base, the NLP and embedding models, and the pipelines."""
+
+    def __init__(self, kb: KnowledgeBase, nlp: Any, engine: _EngineLoop | None) -> None:
+        self.kb = kb
+        self.config = kb.config
+        self.nlp = nlp
+        self._engine_thread = engine
+        self._loop = asyncio.get_running_loop()
+        self._closed = False
+        self._atomic = AtomicIngest(kb.store, kb.config, nlp)
+        self._post = PostIngest(kb.store, nlp, kb.embedder)
+        self._finalizer = SessionFinalizer(kb.store, kb.config, kb.embedder)
+        self._pipeline = PipelineSystem(kb.config, self._atomic, self._post)
+        self.recall_config = RecallConfig.from_uniko_config(kb.config)
+        self.recall_cache = RecallCache()
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    async def open(
+        cls,
+        path: str | Path,
+        config: UnikoConfig | None = None,
+        *,
+        embedder: Any = None,
+        nlp: Any = None,
+    ) -> Uniko:
+        """Open (or create) an embedded memory at ``path`` with the offline default models."""
+        cfg = config or UnikoConfig()
+        emb = embedder if embedder is not None else default_embedder(cfg)
+        kb = await KnowledgeBase.open(path, cfg, embedder=emb)
+        return await cls._start(kb, nlp, None)
+
+    @classmethod
+    async def in_memory(
+        cls, config: UnikoConfig | None = None, *, embedder: Any = None, nlp: Any = None
+    ) -> Uniko:
+        cfg = config or UnikoConfig()
+        emb = embedder if embedder is not None else default_embedder(cfg)
+        kb = await KnowledgeBase.in_memory(cfg, embedder=emb)
+        return await cls._start(kb, nlp, None)
+
+    @classmethod
+    async def from_knowledge_base(cls, kb: KnowledgeBase, *, nlp: Any = None) -> Uniko:
+        return await cls._start(kb, nlp, None)
+
+    @classmethod
+    async def _start(cls, kb: KnowledgeBase, nlp: Any, engine: _EngineLoop | None) -> Uniko:
+        if nlp is None:
+            from .nlp.pipeline import NlpPipeline
+
+            nlp = NlpPipeline(kb.config.models.spacy_model)
+        uni = cls(kb, nlp, engine)
+        await uni._pipeline.start()
+        for agent in await kb.store.agents():  # finish what a previous process left undone
+            await uni._pipeline.recover(agent)
+        return uni
+
+    @classmethod
+    def open_sync(cls, path: str | Path, config: UnikoConfig | None = None, **kwargs: Any) -> Uniko:
+        return cls._sync_factory(lambda: cls.open(path, config, **kwargs))
+
+    @classmethod
+    def in_memory_sync(cls, config: UnikoConfig | None = None, **kwargs: Any) -> Uniko:
+        return cls._sync_factory(lambda: cls.in_memory(config, **kwargs))
+
+    @classmethod
+    def _sync_factory(cls, make: Callable[[], Awaitable[Uniko]]) -> Uniko:
+        engine = _EngineLoop()
+
+        async def build() -> Uniko:
+            uni = await make()
+            uni._engine_thread = engine
+            return uni
+
+        try:
+            return engine.run(build())
+        except BaseException:
+            engine.stop()
+            raise
+
+    # ------------------------------------------------------------------ use
+    def agent(self, agent_id: str) -> Agent:
+        self._check_open()
+        return Agent(self, agent_id)
+
+    @property
+    def _uni(self) -> Uniko:
+        return self
+
+    def health(self) -> dict[str, Any]:
+        ph: PipelineHealth = self._pipeline.health()
+        nlp_health = self.nlp.health() if hasattr(self.nlp, "health") else {}
+        return {
+            "pipeline": ph.model_dump(),
+            "nlp": nlp_health,
+            "embedder": getattr(self.kb.embedder, "model_id", None),
+        }
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ClosedError("this Uniko handle is closed")
+
+    def _run_sync(self, coro: Coroutine[Any, Any, T]) -> T:
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is self._loop:
+            coro.close()
+            raise UnikoError(
+                "a *_sync method was called on the engine's own event loop; await the async method"
+            )
+        if self._engine_thread is None and running is None and not self._loop.is_running():
+            return self._loop.run_until_complete(coro)
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
+
+    async def close(self, timeout: float | None = None) -> None:
+        """Drain the pipelines and close the store; closing a closed handle does nothing."""
+        if self._closed:
+            return
+        await self._close(timeout)
+
+    @_engine
+    async def _close(self, timeout: float | None) -> None:
+        await self._pipeline.shutdown(timeout)
+        await self.kb.close()
+        self._closed = True
+
+    def close_sync(self, timeout: float | None = None) -> None:
+        if self._closed:
+            return
+        self._run_sync(self.close(timeout))
+        if self._engine_thread is not None:
+            self._engine_thread.stop()
+
+    async def __aenter__(self) -> Uniko:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def __enter__(self) -> Uniko:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close_sync()
+
+
+def default_embedder(config: UnikoConfig) -> Any:
+    """The embedder the config names; "local" is the bundled ONNX MiniLM."""
+    name = config.models.embedder
+    if name == "local":
+        from .providers.embed.local import LocalOnnxEmbedder
+
+        return LocalOnnxEmbedder(
+            batch_size=config.models.embedding_batch_size,
+            threads=config.models.embedding_threads,
+            cache_size=config.models.query_cache_size,
+        )
+    if name == "cohere":
+        from .providers.embed.cohere import CohereEmbedder
+
+        return CohereEmbedder()
+    from .errors import ConfigError
+
+    raise ConfigError(f"models.embedder={name!r} needs an embedder passed explicitly (embedder=...)")

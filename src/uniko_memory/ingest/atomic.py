@@ -1,0 +1,407 @@
+"""Atomic ingest (P1 store + P2 NER): one store unit per call, whatever the number of turns.
+
+Everything a query can see of a turn — the Message, its Session and Participants, the structural
+edges, the Entities it mentions, and its Chunks when it is long — commits together or not at all.
+The expensive derived work (observations, embeddings) runs afterwards, off this path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ..config import UnikoConfig
+from ..errors import IdConflict, ValidationError
+from ..model import (
+    Chunk,
+    Edge,
+    EdgeType,
+    Entity,
+    Message,
+    Participant,
+    Session,
+    Tier,
+    chunk_id,
+    entity_id,
+    message_id,
+    participant_id,
+    session_id,
+    stable_hash,
+)
+from ..model.time import utcnow
+from ..store.protocol import Store, UnitOfWork
+from ..tokens import count_tokens
+from .chunking import chunk_text
+from .turn import Turn, check_turn, turn_time
+
+
+class StepTimings(BaseModel):
+    """Milliseconds spent in each step of an ingest call."""
+
+    validate_ms: float = 0.0
+    ner_ms: float = 0.0
+    commit_ms: float = 0.0
+    total_ms: float = 0.0
+
+
+class ObserveResult(BaseModel):
+    """What one stored turn became."""
+
+    message_id: str
+    message_node_id: str
+    session_node_id: str
+    sender_node_id: str
+    chunk_node_ids: list[str] = Field(default_factory=list)
+    extracted_entities: list[str] = Field(default_factory=list)
+    was_replay: bool = False
+    timings: StepTimings | None = None
+
+
+class UnitResult(BaseModel):
+    results: list[ObserveResult]
+    was_replay: bool
+    timings: StepTimings
+
+
+@dataclass
+class PostIngestItem:
+    """A committed message handed to post-ingest (P3 observations, P7a embeddings)."""
+
+    agent: str
+    message: Message
+    speaker: str
+    addressee: str | None
+    analysis: Any = None
+    entity_ids: dict[str, str] = field(default_factory=dict)  # canonical key -> entity node id
+    participant_ids: dict[str, str] = field(default_factory=dict)  # canonical name -> participant id
+    chunk_ids: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Prepared:
+    turn: Turn
+    ext_id: str
+    node_id: str
+    at: datetime
+    analysis: Any = None
+    entities: list[Any] = field(default_factory=list)
+    chunks: list[Any] = field(default_factory=list)
+
+
+def derived_message_id(session_external: str, turn: Turn, at: datetime) -> str:
+    """A stable id for a turn given without one (replaying it is a no-op)."""
+    return "t-" + stable_hash(session_external, turn.sender, at.isoformat(), turn.content, length=24)
+
+
+def _key(name: str) -> str:
+    from ..nlp.ner import canonical_key
+
+    return canonical_key(name)
+
+
+class AtomicIngest:
+    """Runs P1 + P2 for one session's units against a store, with an NLP pipeline for NER."""
+
+    def __init__(self, store: Store, config: UnikoConfig, nlp: Any) -> None:
+        self.store = store
+        self.config = config
+        self.nlp = nlp
+
+    async def ingest(
+        self, agent: str, session_external: str, turns: Sequence[Turn]
+    ) -> tuple[UnitResult, list[PostIngestItem]]:
+        t0 = time.perf_counter()
+        timings = StepTimings()
+        prepared = self._validate(session_external, turns)
+        assign_node_ids(agent, prepared)
+        sid = session_id(agent, session_external)
+        existing = await self.store.get_many(agent, [p.node_id for p in prepared])
+        replay = self._check_replay(prepared, existing)
+        timings.validate_ms = (time.perf_counter() - t0) * 1000
+        if replay:
+            results = [self._result(agent, sid, p, was_replay=True) for p in prepared]
+            timings.total_ms = (time.perf_counter() - t0) * 1000
+            return UnitResult(results=results, was_replay=True, timings=timings), []
+
+        session = await self.store.get(agent, sid)
+        names = self._participant_names(session if isinstance(session, Session) else None, prepared, [])
+        t1 = time.perf_counter()
+        await asyncio.to_thread(self._extract, prepared, names)
+        timings.ner_ms = (time.perf_counter() - t1) * 1000
+
+        t2 = time.perf_counter()
+        items: list[PostIngestItem] = []
+        async with self.store.unit(agent) as u:
+            # Re-read under the unit: a concurrent identical unit may have committed meanwhile.
+            raced = {p.node_id: n for p in prepared if (n := await u.get(p.node_id)) is not None}
+            if raced and self._check_replay(prepared, raced):
+                results = [self._result(agent, sid, p, was_replay=True) for p in prepared]
+                timings.total_ms = (time.perf_counter() - t0) * 1000
+                return UnitResult(results=results, was_replay=True, timings=timings), []
+            current = await u.get(sid)
+            before = current if isinstance(current, Session) else None
+            names = self._participant_names(before, prepared, names)
+            self._upsert_session(u, agent, sid, session_external, before, prepared, names)
+            pids = await self._upsert_participants(u, agent, sid, prepared)
+            prev_id = before.last_message_id if before else None
+            prev = await u.get(prev_id) if prev_id else None
+            prev_at = prev.timestamp if isinstance(prev, Message) else None
+            seq0 = before.message_count if before else 0
+            for i, p in enumerate(prepared):
+                item = await self._write_turn(u, agent, sid, p, seq0 + i, pids)
+                if prev_id is not None:
+                    gap = int((p.at - prev_at).total_seconds() * 1000) if prev_at else 0
+                    props: dict[str, Any] = {"gap_ms": max(0, gap)}
+                    if gap < 0:
+                        props["out_of_order"] = True
+                    u.put_edge(Edge(type=EdgeType.NEXT, src=prev_id, dst=p.node_id, props=props))
+                prev_id, prev_at = p.node_id, p.at
+                items.append(item)
+        timings.commit_ms = (time.perf_counter() - t2) * 1000
+        timings.total_ms = (time.perf_counter() - t0) * 1000
+        results = [
+            self._result(agent, sid, p, chunk_ids=it.chunk_ids) for p, it in zip(prepared, items, strict=True)
+        ]
+        return UnitResult(results=results, was_replay=False, timings=timings), items
+
+    # ------------------------------------------------------------------ steps
+    def _validate(self, session_external: str, turns: Sequence[Turn]) -> list[_Prepared]:
+        if not isinstance(session_external, str) or not session_external.strip():
+            raise ValidationError("session id must be a non-empty string")
+        if not turns:
+            raise ValidationError("a unit needs at least one turn")
+        if len(turns) > self.config.ingest.max_unit_turns:
+            raise ValidationError(
+                f"a unit carries at most {self.config.ingest.max_unit_turns} turns, got {len(turns)}"
+            )
+        now = utcnow()
+        out: list[_Prepared] = []
+        seen: set[str] = set()
+        for i, turn in enumerate(turns):
+            if not isinstance(turn, Turn):
+                raise ValidationError(f"turn {i} is a {type(turn).__name__}, expected Turn")
+            check_turn(turn, self.config.ingest.max_turn_chars, i)
+            at = turn_time(turn, now)
+            ext = turn.id or derived_message_id(session_external, turn, at)
+            if ext in seen:
+                raise ValidationError(f"turn id {ext!r} appears twice in one unit")
+            seen.add(ext)
+            out.append(_Prepared(turn=turn, ext_id=ext, node_id="", at=at))
+        return out
+
+    def _check_replay(self, prepared: list[_Prepared], existing: dict[str, Any]) -> bool:
+        # node ids need the agent, which the caller's store unit fixes; computed here
+        hits = 0
+        for p in prepared:
+            node = existing.get(p.node_id)
+            if node is None:
+                continue
+            hits += 1
+            if (
+                not isinstance(node, Message)
+                or node.content != p.turn.content
+                or node.sender_name != (p.turn.display_name)
+            ):
+                raise IdConflict(f"turn id {p.ext_id!r} was already stored with different content")
+        if hits and hits != len(prepared):
+            raise IdConflict("the unit partially replays stored turns; replay the whole unit or use new ids")
+        return hits == len(prepared)
+
+    def _participant_names(
+        self, session: Session | None, prepared: list[_Prepared], extra: list[str]
+    ) -> list[str]:
+        names = list(session.participant_names) if session is not None else []
+        names += [n for n in extra if n not in names]
+        for p in prepared:
+            for n in (p.turn.display_name, *p.turn.addressed_to):
+                if n not in names:
+                    names.append(n)
+        return names
+
+    def _extract(self, prepared: list[_Prepared], names: list[str]) -> None:
+        """P2: one NLP pass over the unit's texts, then the NER cascade per turn (CPU, no store)."""
+        from ..nlp.ner import extract
+
+        analyses = self.nlp.analyze([p.turn.content for p in prepared])
+        strict = self.config.nlp.entity_strict_admission
+        cfg = self.config.chunking
+        for p, analysis in zip(prepared, analyses, strict=True):
+            p.analysis = analysis
+            p.entities = extract(analysis, names, reference=p.at, strict=strict).entities
+            if count_tokens(p.turn.content) > cfg.message_chunk_threshold:
+                p.chunks = chunk_text(
+                    p.turn.content,
+                    max_tokens=cfg.max_chunk_tokens,
+                    min_tokens=cfg.min_chunk_tokens,
+                    overlap=cfg.overlap(),
+                )
+
+    def _upsert_session(
+        self,
+        u: UnitOfWork,
+        agent: str,
+        sid: str,
+        external: str,
+        current: Session | None,
+        prepared: list[_Prepared],
+        names: list[str],
+    ) -> None:
+        latest = max(p.at for p in prepared)
+        earliest = min(p.at for p in prepared)
+        if current is not None:
+            session = current.model_copy(
+                update={
+                    "last_activity_at": max(current.last_activity_at, latest),
+                    "started_at": min(current.started_at, earliest),
+                    "message_count": current.message_count + len(prepared),
+                    "last_message_id": prepared[-1].node_id,
+                    "participant_names": names,
+                    "ended_at": None,
+                }
+            )
+        else:
+            session = Session(
+                id=sid,
+                agent=agent,
+                external_id=external,
+                started_at=earliest,
+                last_activity_at=latest,
+                message_count=len(prepared),
+                last_message_id=prepared[-1].node_id,
+                participant_names=names,
+            )
+        u.put(session)
+
+    async def _upsert_participants(
+        self, u: UnitOfWork, agent: str, sid: str, prepared: list[_Prepared]
+    ) -> dict[str, str]:
+        pids: dict[str, str] = {}
+        for p in prepared:
+            for ext, name in ((p.turn.sender, p.turn.display_name), *((a, a) for a in p.turn.addressed_to)):
+                if ext in pids:
+                    continue
+                pid = participant_id(agent, ext)
+                pids[ext] = pid
+                if await u.get(pid) is None:
+                    u.put(Participant(id=pid, agent=agent, external_id=ext, name=name))
+                u.put_edge(Edge(type=EdgeType.PARTICIPATED_IN, src=pid, dst=sid))
+        return pids
+
+    async def _write_turn(
+        self, u: UnitOfWork, agent: str, sid: str, p: _Prepared, seq: int, pids: dict[str, str]
+    ) -> PostIngestItem:
+        t = p.turn
+        msg = Message(
+            id=p.node_id,
+            agent=agent,
+            external_id=p.ext_id,
+            session_id=sid,
+            sender_id=pids[t.sender],
+            sender_name=t.display_name,
+            addressed_to=[pids[a] for a in t.addressed_to],
+            content=t.content,
+            timestamp=p.at,
+            seq=seq,
+            content_type=t.content_type,
+            category=t.category,
+            metadata=t.metadata,
+            visibility=t.visibility,
+        )
+        u.put(msg)
+        u.put_edge(Edge(type=EdgeType.IN_SESSION, src=msg.id, dst=sid))
+        u.put_edge(Edge(type=EdgeType.SENT_BY, src=msg.id, dst=msg.sender_id, props={"role": "sender"}))
+        for pid in msg.addressed_to:
+            u.put_edge(Edge(type=EdgeType.ADDRESSED_TO, src=msg.id, dst=pid))
+        entity_ids: dict[str, str] = {}
+        for ent in p.entities:
+            eid = entity_id(agent, ent.name, ent.entity_type)
+            entity_ids[ent.key] = eid
+            current = await u.get(eid)
+            if isinstance(current, Entity):
+                node = current.model_copy(
+                    update={
+                        "frequency": current.frequency + ent.count,
+                        "first_seen": min(current.first_seen, p.at),
+                        "last_seen": max(current.last_seen, p.at),
+                        "confidence": max(current.confidence, ent.confidence),
+                    }
+                )
+            else:
+                node = Entity(
+                    id=eid,
+                    agent=agent,
+                    name=ent.name,
+                    entity_type=ent.entity_type,
+                    first_seen=p.at,
+                    last_seen=p.at,
+                    frequency=ent.count,
+                    confidence=ent.confidence,
+                )
+            u.put(node)
+            u.put_edge(Edge(type=EdgeType.MENTIONS, src=msg.id, dst=eid, props={"count": ent.count}))
+        chunk_ids = []
+        for c in p.chunks:
+            cid = chunk_id(agent, msg.id, "message", c.index)
+            chunk_ids.append(cid)
+            u.put(
+                Chunk(
+                    id=cid,
+                    agent=agent,
+                    parent_id=msg.id,
+                    parent_tier=Tier.MESSAGE,
+                    chunk_type="message",
+                    index=c.index,
+                    text=c.text,
+                    start=c.start,
+                    end=c.end,
+                    token_count=c.token_count,
+                    heading=c.heading,
+                    session_id=sid,
+                    start_time=p.at,
+                    end_time=p.at,
+                    covered_ids=[msg.id],
+                    visibility=msg.visibility,
+                )
+            )
+            u.put_edge(Edge(type=EdgeType.HAS_CHUNK, src=msg.id, dst=cid, props={"index": c.index}))
+        names = {_key(t.display_name): pids[t.sender], **{_key(a): pids[a] for a in t.addressed_to}}
+        return PostIngestItem(
+            agent=agent,
+            message=msg,
+            speaker=t.display_name,
+            addressee=t.addressed_to[0] if t.addressed_to else None,
+            analysis=p.analysis,
+            entity_ids=entity_ids,
+            participant_ids=names,
+            chunk_ids=chunk_ids,
+        )
+
+    def _result(
+        self,
+        agent: str,
+        sid: str,
+        p: _Prepared,
+        *,
+        was_replay: bool = False,
+        chunk_ids: list[str] | None = None,
+    ) -> ObserveResult:
+        return ObserveResult(
+            message_id=p.ext_id,
+            message_node_id=p.node_id,
+            session_node_id=sid,
+            sender_node_id=participant_id(agent, p.turn.sender),
+            chunk_node_ids=chunk_ids or [],
+            extracted_entities=[e.name for e in p.entities],
+            was_replay=was_replay,
+        )
+
+
+def assign_node_ids(agent: str, prepared: list[_Prepared]) -> None:
+    for p in prepared:
+        p.node_id = message_id(agent, p.ext_id)

@@ -1,0 +1,87 @@
+"""``Turn``: what a caller hands to ``session.observe``, and the normalisation every turn gets.
+
+Documented normalisations (never silent data loss): naive datetimes are UTC; lone surrogates become
+U+FFFD; C0/C1 control characters other than tab and newline are removed; line endings become
+``\\n``. Empty or whitespace-only content, and content over the configured size limit, are
+``ValidationError``s that name the turn.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ..errors import ValidationError
+from ..model.time import UtcDatetime
+from ..model.visibility import PUBLIC
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def clean_content(text: str) -> str:
+    if _SURROGATE.search(text):  # not encodable as UTF-8: U+FFFD, as documented (not "?")
+        text = _SURROGATE.sub("\ufffd", text)
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return _CONTROL.sub("", text)
+
+
+class Turn(BaseModel):
+    """One utterance: who said it, to whom, when, and what."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    sender: str = Field(min_length=1, max_length=256)
+    content: str
+    at: UtcDatetime | None = None
+    addressed_to: list[str] = Field(default_factory=list)
+    id: str | None = Field(default=None, min_length=1, max_length=256)
+    sender_name: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    content_type: str = "text"
+    category: str | None = None
+    visibility: str = PUBLIC
+
+    @field_validator("addressed_to", mode="before")
+    @classmethod
+    def _one_or_many(cls, v: Any) -> Any:
+        if v is None:
+            return []
+        return [v] if isinstance(v, str) else v
+
+    @field_validator("sender", "addressed_to")
+    @classmethod
+    def _strip_ids(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            v = v.strip()
+            if not v:
+                raise ValueError("participant ids must not be blank")
+            return v
+        return [s.strip() for s in v if s and s.strip()]
+
+    @field_validator("content")
+    @classmethod
+    def _clean(cls, v: str) -> str:
+        return clean_content(v)
+
+    @property
+    def display_name(self) -> str:
+        return self.sender_name or self.sender
+
+
+def check_turn(turn: Turn, max_chars: int, position: int = 0) -> None:
+    label = f"turn {position}" + (f" (id {turn.id!r})" if turn.id else "")
+    if not turn.content.strip():
+        raise ValidationError(f"{label} has empty content; nothing to remember")
+    if len(turn.content) > max_chars:
+        raise ValidationError(
+            f"{label} has {len(turn.content):,} characters, over the limit of {max_chars:,} "
+            "(IngestConfig.max_turn_chars); split it into turns or ingest it as an artifact"
+        )
+
+
+def turn_time(turn: Turn, default: datetime) -> datetime:
+    return turn.at if turn.at is not None else default

@@ -1,0 +1,43 @@
+"""Model providers behind small protocols: embedders, rerankers, chat models.
+
+Importing this package is cheap: onnxruntime, tokenizers, cohere and langchain-core are
+imported only when a backend that needs them is constructed or first used.
+"""
+
+from uniko_memory.providers.chat import ChatModel, ChatResult, CircuitBreaker, LangChainChat
+from uniko_memory.providers.embed import (
+    CohereEmbedder,
+    Embedder,
+    LangChainEmbedder,
+    LocalOnnxEmbedder,
+    l2_normalize,
+)
+from uniko_memory.providers.rerank import (
+    CohereReranker,
+    LocalCrossEncoderReranker,
+    Reranker,
+    RerankResult,
+    rerank_with_fallback,
+)
+from uniko_memory.providers.retry import ProviderHTTPError, RetryPolicy, is_transient, retrying
+
+__all__ = [
+    "ChatModel",
+    "ChatResult",
+    "CircuitBreaker",
+    "CohereEmbedder",
+    "CohereReranker",
+    "Embedder",
+    "LangChainChat",
+    "LangChainEmbedder",
+    "LocalCrossEncoderReranker",
+    "LocalOnnxEmbedder",
+    "ProviderHTTPError",
+    "RerankResult",
+    "Reranker",
+    "RetryPolicy",
+    "is_transient",
+    "l2_normalize",
+    "rerank_with_fallback",
+    "retrying",
+]

@@ -1,0 +1,79 @@
+"""Recall: intent profiling, the three-phase coverage-gated cascade, and the token-budgeted bundle.
+
+``await recall(kb, query, cfg, agent=...)`` is the entry point; ``kb`` is a ``KnowledgeBase`` whose
+``embedder`` and ``nlp`` are set (``Uniko`` sets both).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from .cache import RecallCache
+from .cascade import run_cascade, validate_query
+from .config import RecallConfig
+from .intent import IntentProfile, build_intent_at, predict_answer_type
+from .items import ContextBundle, RecallItem, RecallSource
+from .scope import note_unrestricted
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "ContextBundle",
+    "IntentProfile",
+    "RecallCache",
+    "RecallConfig",
+    "RecallItem",
+    "RecallSource",
+    "build_intent_at",
+    "predict_answer_type",
+    "recall",
+]
+
+
+async def recall(
+    kb: Any,
+    query: str,
+    cfg: RecallConfig | None = None,
+    *,
+    agent: str = "default",
+    nlp: Any = None,
+    embedder: Any = None,
+    reranker: Any = None,
+    cache: RecallCache | None = None,
+) -> ContextBundle:
+    """Recall a token-budgeted bundle for ``query`` from ``agent``'s memory in ``kb``."""
+    cfg = cfg or RecallConfig.from_uniko_config(kb.config)
+    validate_query(query, cfg)
+    store = kb.store
+    note_unrestricted(cfg, agent)
+    key = None
+    generation = store.generation(agent)
+    if cache is not None and cfg.use_cache and not cfg.explain:
+        key = RecallCache.key(agent, query, cfg.result_key())
+        cached = cache.get(key, generation)
+        if cached is not None:
+            return cached
+    if nlp is None:
+        nlp = getattr(kb, "nlp", None)
+        if nlp is None:
+            from ..nlp.pipeline import default_pipeline
+
+            nlp = default_pipeline()
+    intent = await build_intent_at(
+        store,
+        agent,
+        query,
+        cfg.reference_ts,
+        nlp=nlp,
+        embedder=embedder if embedder is not None else kb.embedder,
+        variants=list(cfg.query_variants),
+    )
+    bundle = await run_cascade(
+        store, agent, cfg, intent, reranker if reranker is not None else getattr(kb, "reranker", None)
+    )
+    if cfg.viewer is None and any(i.kind in ("fact", "observation") for i in bundle.items):
+        log.debug("unrestricted recall returned policy-scoped items for agent %s", agent)
+    if cache is not None and key is not None:
+        cache.put(key, generation, store.generation(agent), bundle)
+    return bundle

@@ -1,0 +1,219 @@
+"""From ranked nodes to a token-budgeted bundle: render, de-duplicate (MMR, provenance), pack.
+
+The budget is real: each item is counted by the tokens of its rendered text (date label
+included), and the bundle never exceeds ``token_budget``. An item that would overflow is skipped
+and smaller ones after it may still fit.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from ..model import Chunk, Episode, Fact, Message, Node, Observation, Procedure, Summary, Topic
+from ..tokens import count_tokens
+from .items import RecallItem, RecallSource, date_label
+
+_WORD = re.compile(r"\w+")
+#: MMR considers this many of the best remaining candidates at each step (keeps packing linear).
+MMR_WINDOW = 60
+
+
+@lru_cache(maxsize=8192)
+def with_absolute_dates(text: str, ts: Any) -> str:
+    """Append the absolute date after each relative phrase: "yesterday" → "yesterday (7 May 2023)"."""
+    from ..nlp.temporal import find_temporal_phrases, format_window
+
+    if ts is None:
+        return text
+    try:
+        matches = find_temporal_phrases(text, ts)
+    except Exception:  # rendering must never fail a recall
+        return text
+    out, pos = [], 0
+    for m in matches:
+        label = format_window(m.window)
+        if label.lower() in m.phrase.lower():
+            continue
+        out.append(text[pos : m.end])
+        out.append(f" ({label})")
+        pos = m.end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def node_to_item(node: Node, score: float, channels: list[str]) -> RecallItem | None:
+    """The bundle view of a node, with its provenance back to Messages; None if not evidence."""
+    if isinstance(node, Message):
+        body = f"{node.sender_name}: {node.content}"
+        return RecallItem(
+            node_id=node.id,
+            kind="message",
+            score=score,
+            content=node.content,
+            rendered=date_label(node.timestamp) + body,
+            timestamp=node.timestamp,
+            session_id=node.session_id,
+            sources=[RecallSource(message_id=node.id)],
+            channels=channels,
+            category=node.category,
+        )
+    if isinstance(node, Observation):
+        return RecallItem(
+            node_id=node.id,
+            kind="observation",
+            score=score,
+            content=node.content,
+            rendered=date_label(node.observed_at) + node.content,
+            timestamp=node.observed_at,
+            session_id=node.session_id,
+            sources=[RecallSource(message_id=node.message_id)] if node.message_id else [],
+            channels=channels,
+        )
+    if isinstance(node, Chunk):
+        msg_ids = list(node.metadata.get("source_message_ids") or node.covered_ids)
+        if node.parent_tier.value == "artifact":
+            sources = [RecallSource(kind="artifact", artifact_id=node.parent_id, chunk_id=node.id)]
+        else:
+            sources = [RecallSource(message_id=m, chunk_id=node.id) for m in msg_ids]
+        return RecallItem(
+            node_id=node.id,
+            kind="chunk",
+            score=score,
+            content=node.text,
+            rendered=date_label(node.start_time, node.end_time) + node.text,
+            timestamp=node.start_time,
+            end_timestamp=node.end_time,
+            session_id=node.session_id,
+            sources=sources,
+            channels=channels,
+        )
+    if isinstance(node, Fact):
+        validity = f" (since {node.valid_from.day} {node.valid_from:%B %Y}"
+        validity += f", until {node.valid_to.day} {node.valid_to:%B %Y})" if node.valid_to else ")"
+        return RecallItem(
+            node_id=node.id,
+            kind="fact",
+            score=score,
+            content=node.statement(),
+            rendered=node.statement() + validity,
+            timestamp=node.valid_from,
+            channels=channels,
+            category=node.category,
+        )
+    if isinstance(node, Topic):
+        text = f"{node.name}: {node.summary}".strip(": ")
+        return RecallItem(
+            node_id=node.id, kind="topic", score=score, content=text, rendered=text, channels=channels
+        )
+    if isinstance(node, Procedure):
+        text = f"{node.name} — {node.description}".strip(" —")
+        return RecallItem(
+            node_id=node.id, kind="procedure", score=score, content=text, rendered=text, channels=channels
+        )
+    if isinstance(node, Episode):
+        text = node.search_text() or node.action_type
+        return RecallItem(
+            node_id=node.id,
+            kind="episode",
+            score=score,
+            content=text,
+            rendered=date_label(node.timestamp) + text,
+            timestamp=node.timestamp,
+            channels=channels,
+        )
+    if isinstance(node, Summary):
+        return RecallItem(
+            node_id=node.id,
+            kind="summary",
+            score=score,
+            content=node.text,
+            rendered=node.text,
+            channels=channels,
+        )
+    return None
+
+
+def finish_render(item: RecallItem) -> None:
+    """Resolve relative dates in raw text (only for items that may enter the bundle) and count tokens."""
+    if item.kind in ("message", "chunk") and item.timestamp is not None:
+        label = date_label(item.timestamp, item.end_timestamp if item.kind == "chunk" else None)
+        body = item.rendered[len(label) :] if item.rendered.startswith(label) else item.rendered
+        item.rendered = label + with_absolute_dates(body, item.timestamp)
+    item.tokens = count_tokens(item.rendered or item.content)
+
+
+def _tokens(text: str) -> frozenset[str]:
+    return frozenset(w.lower() for w in _WORD.findall(text))
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    if not a or not b:
+        return 0.0
+    return len(a & b) / len(a | b)
+
+
+@dataclass
+class Packed:
+    items: list[RecallItem]
+    total_tokens: int
+    dropped: dict[str, str] = field(default_factory=dict)
+
+
+def pack(
+    ranked: Sequence[RecallItem],
+    *,
+    limit: int,
+    token_budget: int,
+    mmr_lambda: float,
+    duplicate_threshold: float,
+) -> Packed:
+    """Greedy MMR selection under the limit and the token budget, skipping redundant items.
+
+    Redundant = near-duplicate text (Jaccard above the threshold), or a Message / chunk whose turns
+    are all already in the bundle verbatim. Observations and Facts are statements of their own
+    (often with the date resolved), so a selected turn does not make them redundant.
+    """
+    chosen: list[RecallItem] = []
+    covered: set[str] = set()
+    dropped: dict[str, str] = {}
+    total = 0
+    pool = list(ranked)
+    token_sets = [_tokens(it.content) for it in pool]
+    max_sim = [0.0] * len(pool)
+    alive = list(range(len(pool)))
+    top = max((it.score for it in pool), default=1.0) or 1.0
+    while alive and len(chosen) < limit:
+        window = alive[:MMR_WINDOW]
+        best = max(
+            window, key=lambda i: (mmr_lambda * pool[i].score / top - (1 - mmr_lambda) * max_sim[i], -i)
+        )
+        alive.remove(best)
+        it, toks = pool[best], token_sets[best]
+        if max_sim[best] > duplicate_threshold:
+            dropped[it.node_id] = "near-duplicate"
+            continue
+        msgs = set(it.message_ids())
+        raw = it.kind in ("message", "chunk")  # carries the turns' own words
+        if raw and msgs and msgs <= covered:
+            dropped[it.node_id] = "evidence already in bundle"
+            continue
+        if not it.tokens:
+            finish_render(it)
+        if total + it.tokens > token_budget:
+            dropped[it.node_id] = "token budget"
+            continue
+        chosen.append(it)
+        if raw:
+            covered |= msgs
+        total += it.tokens
+        for i in alive[: MMR_WINDOW * 2]:
+            sim = jaccard(token_sets[i], toks)
+            if sim > max_sim[i]:
+                max_sim[i] = sim
+    for i in alive:
+        dropped.setdefault(pool[i].node_id, "limit")
+    return Packed(chosen, total, dropped)

@@ -1,0 +1,186 @@
+"""Intent profiling: one NLP pass over the question, then rules and store look-ups; no LLM.
+
+The profile carries what steers the cascade: entity references resolved to stored Entities and
+Participants (graph seeds, speaker scoping), the temporal window, the expected answer type, the
+keywords and query variants, and the query embedding(s).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from ..model import Entity, Participant, Tier, entity_id
+from ..model.time import utcnow
+from ..store.protocol import Store
+
+ENTITY_TYPES = ("person", "organization", "location", "date", "product", "event", "work_of_art", "other")
+
+_W = r"\b"
+ANSWER_TYPES: list[tuple[str, re.Pattern[str]]] = [
+    (
+        "person",
+        re.compile(
+            r"^(who|whose|by whom|with whom|to whom)\b|\bwhich (person|friend|coworker|colleague|teacher|doctor|"
+            r"partner)\b|\bwhat is (his|her|their) name\b"
+        ),
+    ),
+    (
+        "location",
+        re.compile(
+            r"^(where|from where|to where)\b|\b(which|what) (city|country|place|state|park|address|venue|building|"
+            r"street|neighborhood|hotel|restaurant|cafe|store|airport)\b"
+        ),
+    ),
+    ("date", re.compile(r"^when\b|\bwhat (time|day|date|year|month|hour)\b|\bhow long ago\b")),
+    (
+        "measurement",
+        re.compile(
+            r"^how (many|much|long|old|far|tall|big|fast|heavy|deep|wide)\b|\bhow many (days|years|months|weeks|"
+            r"hours|minutes|seconds|miles|km|kilometers)\b"
+        ),
+    ),
+    (
+        "organization",
+        re.compile(
+            r"\b(which|what) (company|organization|firm|university|college|school|team|brand|agency)\b"
+        ),
+    ),
+    ("other", re.compile(r"\b(which|what) (movie|book|song|album|game|show|film|novel|poem|painting)\b")),
+]
+
+
+def predict_answer_type(question: str) -> str | None:
+    """The first matching rule of the reference table over the lower-cased question, else None."""
+    q = question.strip().lower()
+    for name, pattern in ANSWER_TYPES:
+        if pattern.search(q):
+            return name
+    return None
+
+
+@dataclass
+class IntentProfile:
+    query: str
+    reference_ts: datetime
+    entity_refs: list[str] = field(default_factory=list)
+    seed_ids: list[str] = field(default_factory=list)
+    participant_ids: list[str] = field(default_factory=list)
+    entity_ids: list[str] = field(default_factory=list)
+    unstable_entities: list[str] = field(default_factory=list)
+    temporal_window: tuple[datetime, datetime] | None = None
+    temporal_granularity: str | None = None
+    expected_answer_type: str | None = None
+    keywords: list[str] = field(default_factory=list)
+    variants: list[tuple[str, str]] = field(default_factory=list)
+    vectors: dict[str, np.ndarray] = field(default_factory=dict)
+    facets: list[str] = field(default_factory=list)
+
+    @property
+    def facet_count(self) -> int:
+        return max(len(self.entity_refs), 1)
+
+    @property
+    def primary_vector(self) -> np.ndarray | None:
+        return self.vectors.get("original")
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "entity_refs": self.entity_refs,
+            "seeds": self.seed_ids,
+            "participants": self.participant_ids,
+            "temporal_window": [t.isoformat() for t in self.temporal_window]
+            if self.temporal_window
+            else None,
+            "expected_answer_type": self.expected_answer_type,
+            "keywords": self.keywords,
+            "variants": [v for v, _ in self.variants],
+        }
+
+
+async def _participant_names(store: Store, agent: str) -> dict[str, str]:
+    nodes = await store.find(agent, Tier.PARTICIPANT, limit=10_000)
+    return {n.name: n.id for n in nodes if isinstance(n, Participant)}
+
+
+def _declarative(analysis: Any) -> str | None:
+    """ "S V O" from the first subject-verb-object in the parse (the ``declarative`` variant)."""
+    toks = getattr(analysis, "tokens", [])
+    for t in toks:
+        if t.dep in ("nsubj", "nsubjpass") and t.head is not None and 0 <= t.head < len(toks):
+            verb = toks[t.head]
+            objs = [o.text for o in toks if o.head == verb.i and o.dep in ("dobj", "attr", "pobj", "prep")]
+            words = [t.text, verb.lemma, *objs]
+            if len(words) >= 2:
+                return " ".join(words)
+    return None
+
+
+async def build_intent_at(
+    store: Store,
+    agent: str,
+    query: str,
+    reference_ts: datetime | None,
+    *,
+    nlp: Any,
+    embedder: Any,
+    variants: list[str] | None = None,
+) -> IntentProfile:
+    """Profile ``query`` as of ``reference_ts`` (relative phrases resolve against it; default now)."""
+    from ..nlp.keywords import keywords as extract_keywords
+    from ..nlp.ner import canonical_key, extract
+    from ..nlp.temporal import resolve_temporal
+
+    ref = reference_ts or utcnow()
+    names = await _participant_names(store, agent)
+    analysis = (await asyncio.to_thread(nlp.analyze, [query]))[0]
+    ner = extract(analysis, list(names), reference=ref)
+    profile = IntentProfile(query=query, reference_ts=ref)
+    refs = [e for e in ner.entities if len(e.name) >= 2]
+    profile.entity_refs = list(dict.fromkeys(e.name for e in refs))
+    by_key = {canonical_key(n): pid for n, pid in names.items()}
+    for e in refs:
+        pid = by_key.get(e.key)
+        if pid and pid not in profile.participant_ids:
+            profile.participant_ids.append(pid)
+    candidate_ids = [entity_id(agent, e.name, t) for e in refs for t in ENTITY_TYPES]
+    found = await store.get_many(agent, candidate_ids) if candidate_ids else {}
+    for node in found.values():
+        if isinstance(node, Entity):
+            profile.entity_ids.append(node.id)
+            if node.unstable:
+                profile.unstable_entities.append(node.name)
+    profile.seed_ids = list(dict.fromkeys([*profile.participant_ids, *profile.entity_ids]))
+    window = resolve_temporal(query, ref)
+    if window is not None:
+        profile.temporal_window = (window.lo, window.hi)
+        profile.temporal_granularity = window.granularity
+    profile.expected_answer_type = predict_answer_type(query)
+    profile.keywords = extract_keywords(analysis)
+    profile.facets = profile.entity_refs or profile.keywords[:3]
+    wanted = variants or ["keywords"]
+    texts: dict[str, str] = {"original": query}
+    for v in wanted:
+        if v == "keywords" and profile.keywords:
+            texts["keywords"] = " ".join(profile.keywords)
+        elif v == "declarative" and (d := _declarative(analysis)):
+            texts["declarative"] = d
+        elif v == "type_anchored" and profile.expected_answer_type and profile.entity_refs:
+            texts["type_anchored"] = " ".join([*profile.entity_refs, profile.expected_answer_type])
+    seen: dict[str, str] = {}
+    for name, text in texts.items():
+        if text not in seen.values():
+            seen[name] = text
+    profile.variants = list(seen.items())
+    if embedder is not None:
+        try:
+            vecs = await embedder.embed_queries([t for _, t in profile.variants])
+            profile.vectors = {name: vecs[i] for i, (name, _) in enumerate(profile.variants)}
+        except Exception:  # an embed failure leaves BM25-only recall, never an error
+            profile.vectors = {}
+    return profile
