@@ -12,6 +12,12 @@ from .baselines import BM25Baseline, DenseBaseline, HybridBaseline
 from .run import MemorySystem
 
 
+def _uniko() -> MemorySystem:
+    from .uniko_system import UnikoSystem  # imports the engine only when asked for
+
+    return UnikoSystem()
+
+
 def _hybrid_full() -> HybridBaseline:
     """RRF over the complete BM25 and dense rankings (a stronger hybrid than the BASELINES.md reference)."""
     return HybridBaseline(rrf_depth=None)
@@ -22,9 +28,10 @@ SYSTEMS: dict[str, Callable[[], MemorySystem]] = {
     "baseline-dense": DenseBaseline,
     "baseline-hybrid": HybridBaseline,
     "baseline-hybrid-full": _hybrid_full,
+    "uniko": _uniko,
 }
 
-DEFAULT_SYSTEMS = ("baseline-bm25", "baseline-dense", "baseline-hybrid")
+DEFAULT_SYSTEMS = ("uniko", "baseline-bm25", "baseline-dense", "baseline-hybrid")
 
 
 def resolve(names: str | list[str]) -> dict[str, Callable[[], MemorySystem]]:

@@ -94,14 +94,21 @@ class _Piece:
     start_time: datetime | None
     end_time: datetime | None
     sources: list[str]
+    visibility: str = "public"
 
 
-def _group_lines(
-    lines: Sequence[tuple[str, str, datetime, list[str]]], max_tokens: int, min_tokens: int, overlap: int
-) -> list[_Piece]:
-    """Pack (id, line, time, sources) lines into pieces of at most ``max_tokens``, cutting between lines."""
+#: (node id, line text, time, source message ids, visibility)
+Line = tuple[str, str, datetime, list[str], str]
+
+
+def _group_lines(lines: Sequence[Line], max_tokens: int, min_tokens: int, overlap: int) -> list[_Piece]:
+    """Pack lines into pieces of at most ``max_tokens``, cutting between lines.
+
+    A piece never mixes visibilities: a change of visibility starts a new piece, which takes that
+    visibility, so a chunk can never show a private turn to someone the turn does not admit.
+    """
     pieces: list[_Piece] = []
-    cur: list[tuple[str, str, datetime, list[str]]] = []
+    cur: list[Line] = []
     tokens = 0
 
     def flush() -> None:
@@ -113,6 +120,7 @@ def _group_lines(
                     cur[0][2],
                     cur[-1][2],
                     list(dict.fromkeys(s for x in cur for s in x[3])),
+                    cur[0][4],
                 )
             )
 
@@ -122,9 +130,9 @@ def _group_lines(
             flush()
             cur, tokens = [], 0
             for c in chunk_text(line[1], max_tokens=max_tokens, min_tokens=min_tokens, overlap=overlap):
-                pieces.append(_Piece(c.text, [line[0]], line[2], line[2], list(line[3])))
+                pieces.append(_Piece(c.text, [line[0]], line[2], line[2], list(line[3]), line[4]))
             continue
-        if cur and tokens + t > max_tokens:
+        if cur and (tokens + t > max_tokens or cur[-1][4] != line[4]):
             flush()
             cur, tokens = [], 0
         cur.append(line)
@@ -181,21 +189,24 @@ class SessionFinalizer:
         ]
         cfg = self.config.chunking
         transcript = _group_lines(
-            [(m.id, f"{m.sender_name}: {m.content}", m.timestamp, [m.id]) for m in messages],
+            [(m.id, f"{m.sender_name}: {m.content}", m.timestamp, [m.id], m.visibility) for m in messages],
             cfg.max_chunk_tokens,
             cfg.min_chunk_tokens,
             cfg.overlap(),
         )
         seen: set[str] = set()
-        obs_lines = []
+        obs_lines: list[Line] = []
         for o in sorted(observations, key=lambda o: (o.observed_at, o.id)):
             key = " ".join(o.content.lower().split())
             if key in seen:
                 continue
             seen.add(key)
-            obs_lines.append((o.id, o.content, o.observed_at, [o.message_id] if o.message_id else []))
+            obs_lines.append(
+                (o.id, o.content, o.observed_at, [o.message_id] if o.message_id else [], o.visibility)
+            )
         obs_pieces = _group_lines(obs_lines, cfg.max_chunk_tokens, cfg.min_chunk_tokens, cfg.overlap())
-        summary_text = extractive_summary(messages)
+        # The summary is one public node: it draws only on turns everyone may see.
+        summary_text = extractive_summary([m for m in messages if m.visibility in ("", "public")])
         existing = await self.store.find(
             agent, Tier.CHUNK, Eq("parent_id", session_node_id), limit=MAX_SESSION_NODES, order_by="id"
         )
@@ -260,6 +271,7 @@ class SessionFinalizer:
                     end_time=p.end_time,
                     covered_ids=p.covered,
                     metadata={"source_message_ids": p.sources},
+                    visibility=p.visibility,
                 )
             )
         return out

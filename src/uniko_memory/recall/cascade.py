@@ -27,11 +27,13 @@ from .config import RecallConfig
 from .coverage import compute_coverage
 from .graph import neighbourhood, personalized_pagerank, top_evidence
 from .intent import IntentProfile
-from .items import ContextBundle, RecallItem
+from .items import ContextBundle, RecallItem, RecallSource
 from .scope import OutOfScope, Scope
 
 #: How many tiers each phase can return (the diversity denominator of its coverage).
 PHASE_TIERS = {1: 3, 2: 3, 3: 2}
+#: Rough characters per token, to size a candidate pool against the budget without tokenising it.
+CHARS_PER_TOKEN = 4.0
 #: Candidates considered for the bundle, best first (packing is greedy over them).
 MAX_BUNDLE_CANDIDATES = 200
 
@@ -329,7 +331,10 @@ async def run_cascade(
     await cas.relevance(head)
     cov2 = compute_coverage(head, intent, tiers_in_phase=PHASE_TIERS[2])
     trace["phases"]["2"] = {"items": len(ranked2), "coverage": cov2, "lists": _lists(cas)}
-    if len(ranked2) >= cfg.gate_min_items and cov2 >= cfg.phase2_coverage_gate:
+    pool_tokens = sum(len(c.node.search_text() or "") for c in ranked2) / CHARS_PER_TOKEN
+    enough = pool_tokens >= cfg.gate_budget_factor * min(cfg.token_budget, cfg.limit * 60)
+    trace["phases"]["2"]["pool_tokens"] = round(pool_tokens)
+    if len(ranked2) >= cfg.gate_min_items and cov2 >= cfg.phase2_coverage_gate and enough:
         final = _apply_phase1(cas, ranked1, ranked2)
         return await _finish(cas, final, phase2_only=True, t0=t0)
 
@@ -381,6 +386,8 @@ async def _finish(
         )
         if item is not None and item.kind not in ("summary",):
             items.append(item)
+    await _fact_sources(cas, items)
+    items, refused = await _check_sources(cas, items)
     items = await _rerank(cas, items)
     packed = pack(
         items,
@@ -397,10 +404,13 @@ async def _finish(
     if cfg.explain:
         trace = cas.trace
         trace["channels"] = {
-            name: [{"id": nid, "rank": r} for nid, r in ranked[:50]]
-            for name, ranked in cas.pool.lists.items()
+            name: [
+                {"id": nid, "rank": r, "score": round(cas.pool.cands[nid].channels.get(name, (r, 0.0))[1], 6)}
+                for nid, r in lst[:50]
+            ]
+            for name, lst in cas.pool.lists.items()
         }
-        trace["dropped"] = packed.dropped
+        trace["dropped"] = {**packed.dropped, **refused}
         trace["elapsed_ms"] = round((time.perf_counter() - t0) * 1000, 3)
     return ContextBundle(
         items=packed.items,
@@ -412,9 +422,56 @@ async def _finish(
     )
 
 
+async def _fact_sources(cas: Cascade, items: list[RecallItem]) -> None:
+    """Facts cite the Messages behind them: Fact -SUPPORTED_BY-> Observation -OBSERVED_IN-> Message."""
+    facts = [i for i in items if i.kind == "fact"]
+    if not facts:
+        return
+    support = await cas.store.neighbors(cas.agent, [f.node_id for f in facts], [EdgeType.SUPPORTED_BY])
+    observed = await cas.store.neighbors(cas.agent, [e.dst for e in support], [EdgeType.OBSERVED_IN])
+    msg_of: dict[str, list[str]] = defaultdict(list)
+    for e in observed:
+        msg_of[e.src].append(e.dst)
+    by_fact: dict[str, list[str]] = defaultdict(list)
+    for e in support:
+        for m in msg_of.get(e.dst, []):
+            if m not in by_fact[e.src]:
+                by_fact[e.src].append(m)
+    for f in facts:
+        f.sources = [RecallSource(message_id=m) for m in by_fact.get(f.node_id, [])]
+
+
+async def _check_sources(cas: Cascade, items: list[RecallItem]) -> tuple[list[RecallItem], dict[str, str]]:
+    """Re-check every item's evidence in the store before it can enter the bundle.
+
+    An item whose source Message is gone, redacted, or not visible to the viewer is refused, so a
+    derived node (observation, chunk, fact) can never carry content its source no longer allows.
+    """
+    ids = sorted({m for i in items for m in i.message_ids()})
+    if not ids:
+        return items, {}
+    sources = await cas.store.get_many(cas.agent, ids)
+    viewer = cas.cfg.viewer
+    ok = {m for m, n in sources.items() if not n.redacted and (viewer is None or viewer.admits(n.visibility))}
+    kept, refused = [], {}
+    for i in items:
+        if all(m in ok for m in i.message_ids()):
+            kept.append(i)
+        else:
+            refused[i.node_id] = "source deleted, redacted or not visible"
+    return kept, refused
+
+
 async def _boost(cas: Cascade, ranked: list[Candidate]) -> list[Candidate]:
-    """Boost: α × fact score lifts the Observations and Messages that support each Phase-1 Fact."""
-    facts = [c for c in ranked if c.node.tier is Tier.FACT][:10]
+    """Boost: α × fact score lifts the Observations and Messages that support a relevant Phase-1 Fact.
+
+    Only Facts that match the question (cosine ≥ ``boost_min_relevance``) lift anything, and the lift
+    is scaled by the lifted node's tier weight, so a weakly related Fact cannot push the turn that
+    answers the question out of the bundle.
+    """
+    facts = [c for c in ranked if c.node.tier is Tier.FACT]
+    await cas.relevance(facts[:10])
+    facts = [c for c in facts[:10] if c.relevance >= cas.cfg.boost_min_relevance][:5]
     if not facts:
         return ranked
     support = await cas.store.neighbors(cas.agent, [c.node.id for c in facts], [EdgeType.SUPPORTED_BY])
@@ -428,7 +485,7 @@ async def _boost(cas: Cascade, ranked: list[Candidate]) -> list[Candidate]:
     for e in msgs:
         lift[e.dst] += cas.cfg.phase1_boost_alpha * fact_score[obs_to_fact[e.src]]
     for c in ranked:
-        c.fused += lift.get(c.node.id, 0.0)
+        c.fused += lift.get(c.node.id, 0.0) * cas.cfg.tier_weights.get(c.node.tier.value, 0.5)
     return sorted(ranked, key=lambda c: (-c.fused, c.node.id))
 
 

@@ -85,6 +85,9 @@ class RecallConfig(BaseModel):
     phase1_coverage_gate: float = Field(0.75, gt=0.0, le=1.0)
     phase2_coverage_gate: float = Field(0.65, gt=0.0, le=1.0)
     gate_min_items: int = Field(3, ge=1)
+    #: Phase 2 also needs this many times the budget in candidate text before it may stop early:
+    #: a covered question with too little evidence for the bundle still broadens.
+    gate_budget_factor: float = Field(2.0, ge=0.0)
     drift_override_enabled: bool = True
     # phase 2 channels
     mmr_lambda: float = Field(0.7, ge=0.0, le=1.0)
@@ -101,6 +104,8 @@ class RecallConfig(BaseModel):
     # phase 3
     phase1_strategy: Literal["merge", "boost", "off"] = "boost"
     phase1_boost_alpha: float = Field(0.6, ge=0.0)
+    #: A Phase-1 Fact lifts its evidence only if its cosine to the question reaches this.
+    boost_min_relevance: float = Field(0.45, ge=0.0, le=1.0)
     reranker_enabled: bool = False
     reranker_top_n: int = Field(50, ge=1)
     answer_type_boost: float = Field(1.0, ge=1.0)

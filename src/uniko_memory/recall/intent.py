@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import weakref
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -103,9 +104,22 @@ class IntentProfile:
         }
 
 
+_NAMES_CACHE: weakref.WeakKeyDictionary[Any, dict[str, tuple[int, dict[str, str]]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 async def _participant_names(store: Store, agent: str) -> dict[str, str]:
+    """Participant names of the agent, cached per store until the agent's next write."""
+    gen = store.generation(agent)
+    per_store = _NAMES_CACHE.setdefault(store, {})
+    hit = per_store.get(agent)
+    if hit is not None and hit[0] == gen:
+        return hit[1]
     nodes = await store.find(agent, Tier.PARTICIPANT, limit=10_000)
-    return {n.name: n.id for n in nodes if isinstance(n, Participant)}
+    names = {n.name: n.id for n in nodes if isinstance(n, Participant)}
+    per_store[agent] = (gen, names)
+    return names
 
 
 def _declarative(analysis: Any) -> str | None:
@@ -178,9 +192,11 @@ async def build_intent_at(
             seen[name] = text
     profile.variants = list(seen.items())
     if embedder is not None:
+        # The keywords variant is for BM25; its vector would repeat the question's, so it is not embedded.
+        to_embed = [(name, text) for name, text in profile.variants if name != "keywords"]
         try:
-            vecs = await embedder.embed_queries([t for _, t in profile.variants])
-            profile.vectors = {name: vecs[i] for i, (name, _) in enumerate(profile.variants)}
+            vecs = await embedder.embed_queries([t for _, t in to_embed])
+            profile.vectors = {name: vecs[i] for i, (name, _) in enumerate(to_embed)}
         except Exception:  # an embed failure leaves BM25-only recall, never an error
             profile.vectors = {}
     return profile

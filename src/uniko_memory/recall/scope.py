@@ -47,6 +47,9 @@ class Scope:
             if cls.time_field is None:
                 return OUT
             parts.append(Range("time", gte=self.cfg.since, lt=self.cfg.until))
+            if tier is Tier.CHUNK and self.cfg.until is not None:
+                # a chunk's turns must all fall inside the window, not just its first one
+                parts.append(Range("end_time", lt=self.cfg.until))
         if self.cfg.categories is not None:
             if "category" not in cls.model_fields:
                 return OUT

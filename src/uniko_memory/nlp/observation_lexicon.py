@@ -1,0 +1,254 @@
+"""Word lists and English inflection helpers for the P3 observation rules.
+
+Everything here is closed-class or general-purpose English (pronouns, auxiliaries, kinship nouns,
+discourse fillers); nothing is fitted to a particular corpus.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+__all__ = [
+    "COLLECTIVE_NOUNS",
+    "DISCOURSE_LEADERS",
+    "FEMALE_NOUNS",
+    "FILLER_LEMMAS",
+    "FIRST_PERSON",
+    "INDEFINITE_PRONOUNS",
+    "LIGHT_VERBS",
+    "MALE_NOUNS",
+    "PERSON_NOUNS",
+    "PLURAL_FIRST",
+    "REJECT_OBJECT_PRONOUNS",
+    "SECOND_PERSON",
+    "THIRD_PERSON",
+    "VAGUE_NOUNS",
+    "expand_contraction",
+    "is_filler_sentence",
+    "normalize_name",
+    "third_singular",
+]
+
+# First person. "we"/"us"/"our" are mapped to the speaker alone (see observations.py): the speaker
+# is always part of the group, so the statement stays true of them, only less specific.
+FIRST_PERSON: dict[str, str] = {
+    "i": "subj",
+    "me": "obj",
+    "my": "poss",
+    "mine": "poss_abs",
+    "myself": "refl",
+    "we": "subj",
+    "us": "obj",
+    "our": "poss",
+    "ours": "poss_abs",
+    "ourselves": "refl",
+    "ourself": "refl",
+}
+PLURAL_FIRST = frozenset({"we", "us", "our", "ours", "ourselves", "ourself"})
+
+SECOND_PERSON: dict[str, str] = {
+    "you": "subj",
+    "your": "poss",
+    "yours": "poss_abs",
+    "yourself": "refl",
+    "yourselves": "refl",
+    "ya": "subj",
+    "u": "subj",
+}
+
+# Third person pronoun -> (form, kind) with kind "person" (singular human), "thing" (singular
+# non-human) or "plural".
+THIRD_PERSON: dict[str, tuple[str, Literal["person", "thing", "plural"]]] = {
+    "he": ("subj", "person"),
+    "him": ("obj", "person"),
+    "his": ("poss", "person"),
+    "himself": ("refl", "person"),
+    "she": ("subj", "person"),
+    "her": ("obj", "person"),  # PRP$ "her" is re-labelled "poss" from the tag
+    "hers": ("poss_abs", "person"),
+    "herself": ("refl", "person"),
+    "it": ("subj", "thing"),
+    "its": ("poss", "thing"),
+    "itself": ("refl", "thing"),
+    "they": ("subj", "plural"),
+    "them": ("obj", "plural"),
+    "their": ("poss", "plural"),
+    "theirs": ("poss_abs", "plural"),
+    "themselves": ("refl", "plural"),
+}
+
+# A whole object made of one of these carries no content ("I love it", "I did that").
+REJECT_OBJECT_PRONOUNS = frozenset(
+    {"it", "that", "this", "them", "these", "those", "one", "ones", "so", "which", "what"}
+)
+INDEFINITE_PRONOUNS = frozenset(
+    {
+        "something", "anything", "everything", "nothing", "someone", "anyone", "everyone", "noone",
+        "somebody", "anybody", "everybody", "nobody", "all", "both", "each", "either", "neither",
+        "none", "some", "any", "many", "much", "few", "more", "most", "less", "little", "other",
+        "others", "another", "such", "whatever", "whoever", "who", "whom", "what", "which", "that",
+        "this", "these", "those", "there", "here", "one", "ones", "lot", "lots", "stuff", "thing",
+        "things",
+    }
+)  # fmt: skip
+
+# Verbs that say almost nothing without a complement (design §3.3).
+LIGHT_VERBS = frozenset({"do", "make", "get", "have", "be", "go", "take", "give", "keep", "let", "come"})
+
+# Singular human nouns that a later he/she can point to (closed, general English).
+PERSON_NOUNS = frozenset(
+    {
+        "mom", "mum", "mother", "dad", "father", "parent", "sister", "brother", "sibling", "son",
+        "daughter", "kid", "child", "baby", "husband", "wife", "partner", "boyfriend", "girlfriend",
+        "fiance", "fiancee", "spouse", "grandma", "grandmother", "grandpa", "grandfather",
+        "grandparent", "grandson", "granddaughter", "grandchild", "aunt", "uncle", "cousin", "niece",
+        "nephew", "friend", "buddy", "pal", "roommate", "neighbor", "neighbour", "boss", "coworker",
+        "colleague", "teacher", "mentor", "student", "coach", "doctor", "therapist", "counselor",
+        "nurse", "man", "woman", "guy", "girl", "boy", "lady", "gentleman", "person", "stepmom",
+        "stepdad", "stepmother", "stepfather", "mentee", "classmate", "teammate", "client",
+        "customer", "manager", "landlord", "relative", "ex",
+    }
+)  # fmt: skip
+FEMALE_NOUNS = frozenset(
+    {
+        "mom", "mum", "mother", "sister", "daughter", "wife", "girlfriend", "fiancee", "grandma",
+        "grandmother", "granddaughter", "aunt", "niece", "girl", "woman", "lady", "stepmom",
+        "stepmother",
+    }
+)  # fmt: skip
+MALE_NOUNS = frozenset(
+    {
+        "dad", "father", "brother", "son", "husband", "boyfriend", "fiance", "grandpa",
+        "grandfather", "grandson", "uncle", "nephew", "boy", "man", "guy", "gentleman", "stepdad",
+        "stepfather",
+    }
+)  # fmt: skip
+# Singular nouns for groups of people, which a later "they" points to.
+COLLECTIVE_NOUNS = frozenset({"family", "folks", "crew", "team", "gang", "couple", "parents"})
+
+# Nouns too generic to be a useful antecedent for "it".
+VAGUE_NOUNS = frozenset(
+    {
+        "lot", "lots", "thing", "things", "stuff", "time", "times", "way", "ways", "kind", "sort",
+        "bit", "day", "days", "week", "weeks", "month", "months", "year", "years", "moment", "today",
+        "tonight", "tomorrow", "yesterday", "weekend", "morning", "evening", "night", "afternoon",
+        "while", "minute", "hour", "something", "anything", "everything", "nothing", "one",
+        "part", "end", "fact", "idea", "reason", "sense", "point", "matter", "case", "luck",
+    }
+)  # fmt: skip
+
+# Words that open a chat sentence without adding content; stripped from the start of a clause.
+DISCOURSE_LEADERS = frozenset(
+    {
+        "oh", "ooh", "ah", "aw", "aww", "wow", "whoa", "yeah", "yea", "yes", "yep", "yup", "no",
+        "nope", "well", "so", "and", "but", "plus", "anyway", "anyways", "haha", "lol", "hmm", "um",
+        "uh", "ok", "okay", "hey", "hi", "hello", "honestly", "btw", "omg", "gosh", "man", "dude",
+        "or", "then", "now", "right", "sure", "totally", "definitely", "absolutely",
+    }
+)  # fmt: skip
+
+# Sentence roots that make a greeting, thanks or pleasantry rather than a statement.
+FILLER_LEMMAS = frozenset(
+    {
+        "thank", "thanks", "congrats", "congratulation", "congratulations", "congratulate", "hi",
+        "hello", "hey", "bye", "goodbye", "welcome", "cheer", "cheers", "sorry", "bless", "wish",
+        "appreciate", "glad", "nice", "sound", "see", "talk", "catch", "care", "luck", "awesome",
+        "great", "cool", "wow", "agree",
+    }
+)  # fmt: skip
+
+_IRREGULAR_3SG = {"be": "is", "have": "has", "do": "does", "go": "goes", "am": "is", "are": "is"}
+_VOWELS = frozenset("aeiou")
+
+
+def third_singular(word: str) -> str:
+    """Third-person singular present of a base-form verb: love -> loves, try -> tries, go -> goes."""
+    low = word.lower()
+    if low in _IRREGULAR_3SG:
+        out = _IRREGULAR_3SG[low]
+    elif low.endswith(("s", "sh", "ch", "x", "z", "o")):
+        out = low + "es"
+    elif low.endswith("y") and len(low) > 1 and low[-2] not in _VOWELS:
+        out = low[:-1] + "ies"
+    else:
+        out = low + "s"
+    return out.capitalize() if word[:1].isupper() else out
+
+
+# Contracted or reduced tokens as spaCy splits them -> full form (None = not a contraction).
+_CONTRACTIONS = {
+    "'m": "am",
+    "’m": "am",
+    "'re": "are",
+    "’re": "are",
+    "'ve": "have",
+    "’ve": "have",
+    "'ll": "will",
+    "’ll": "will",
+    "n't": "not",
+    "n’t": "not",
+    "ca": "can",
+    "wo": "will",
+    "sha": "shall",
+    "gon": "going",
+    "wan": "want",
+}
+
+
+def expand_contraction(text: str, tag: str, lemma: str) -> str | None:
+    """The spelled-out form of a clitic token ("'m" -> "am", "'d" -> "would"/"had"), else None."""
+    low = text.lower()
+    if low in ("'s", "’s"):
+        if lemma == "be":
+            return "is"
+        if lemma == "have":
+            return "has"
+        if lemma == "us":
+            return "us"
+        return None
+    if low in ("'d", "’d"):
+        return "would" if tag == "MD" else "had"
+    if low in ("na", "ta") and tag == "TO":
+        return "to"
+    if low in ("ca", "wo", "sha") and tag != "MD":
+        return None
+    if low in ("gon", "wan") and tag.startswith("VB"):
+        return _CONTRACTIONS[low]
+    if low in ("gon", "wan"):
+        return None
+    return _CONTRACTIONS.get(low)
+
+
+# Whole-sentence pleasantries: greetings, thanks, farewells, sympathy and encouragement formulas.
+_FILLER = re.compile(
+    r"^\W*(?:(?:oh|wow|hey|hi|yeah|yes|aw+|well|haha|lol|and|so)\W+)*(?:"
+    r"thanks?\b|thank\s+you|thx\b|ty\b|congrat|hi\b|hello\b|hey\b|bye\b|goodbye\b|good\s*night\b"
+    r"|good\s+(?:morning|afternoon|evening|luck|job|idea|point|question)\b|take\s+care\b|see\s+(?:you|ya)\b"
+    r"|talk\s+(?:to\s+you\s+)?(?:soon|later)\b|catch\s+you\b|cheers\b|welcome\b|you'?re\s+welcome\b"
+    r"|no\s+(?:problem|worries)\b|sounds?\s+(?:good|great|fun|awesome|amazing|like)\b|keep\s+(?:it\s+up|going|up)\b"
+    r"|you\s+(?:got|can\s+do)\s+this\b|hang\s+in\s+there\b|way\s+to\s+go\b|well\s+done\b|nice\s+one\b"
+    r"|(?:it'?s|it\s+is)\s+(?:so\s+)?(?:good|great|nice)\s+to\s+(?:see|hear|talk|chat|catch)\b"
+    r"|(?:i'?m|i\s+am)\s+(?:so\s+|really\s+|very\s+|truly\s+)*(?:glad|happy|sorry)\s+(?:to\s+hear|for\s+you|you)\b"
+    r"|(?:i\s+)?(?:can'?t|cannot)\s+wait\s+to\s+(?:see|hear)\b|let\s+me\s+know\b|glad\s+to\s+hear\b"
+    r"|glad\b|(?:so\s+)?(?:happy|proud)\s+(?:for\s+you|of\s+you|that|you)\b|nice\s+to\s+(?:meet|see|hear)\b|good\s+to\s+(?:see|hear|know)\b|my\s+pleasure\b|anytime\b)",
+    re.IGNORECASE,
+)
+
+
+def is_filler_sentence(text: str) -> bool:
+    """Whether the sentence is a greeting, thanks, farewell or stock pleasantry."""
+    return _FILLER.search(text.replace("’", "'")) is not None
+
+
+_NAME_STRIP = re.compile(r"(?:['’]s|['’])$")
+
+
+def normalize_name(name: str) -> str:
+    """An entity name as the NER layer normalises it (possessive and edge punctuation stripped)."""
+    try:
+        from uniko_memory.nlp.ner import normalize_entity_name
+    except ImportError:
+        cleaned = _NAME_STRIP.sub("", name.strip()).strip(" \t.,;:!?\"'()[]{}")
+        return re.sub(r"\s+", " ", cleaned)
+    return normalize_entity_name(name)

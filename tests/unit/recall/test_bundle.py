@@ -1,0 +1,307 @@
+"""The ContextBundle: a real token budget, the limit, provenance, dates, cascade flags, explain,
+bad input. One memory (three sessions, no Facts) serves the whole module."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from uniko_memory.errors import ConfigError, ValidationError
+from uniko_memory.facade import Agent, Uniko
+from uniko_memory.model import Chunk, Message, Observation, Tier, session_id
+from uniko_memory.recall import ContextBundle, RecallConfig, recall
+from uniko_memory.tokens import count_tokens
+
+from ._corpus import AGENT, ALL_PHASES, MAIN, build, message_by_text, rendered_tokens
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+QUERIES = [
+    "What is the name of Caroline's cat?",
+    "When did Caroline go to the LGBTQ support group?",
+    "What did Melanie paint for her art class?",
+    "Where did Caroline adopt Bailey?",
+    "What instrument does Ava play?",
+    "Who moved to Miami?",
+    "How many students does the dance studio have?",
+    "What are Caroline's plans for the youth shelter kids?",
+]
+ITEM_KINDS = {"fact", "procedure", "topic", "episode", "observation", "message", "chunk"}
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def uni() -> AsyncIterator[Uniko]:
+    u = await build(MAIN)
+    try:
+        yield u
+    finally:
+        await u.close()
+
+
+@pytest.fixture
+def agent(uni: Uniko) -> Agent:
+    return uni.agent(AGENT)
+
+
+async def ask(agent: Agent, query: str, **options: Any) -> ContextBundle:
+    options.setdefault("use_cache", False)
+    return await agent.recall(query, **options)
+
+
+# ------------------------------------------------------------------------- token budget and limit
+@pytest.mark.parametrize("budget", [1, 12, 25, 60, 150, 400, 2000])
+@pytest.mark.parametrize("phases", ["default", "all"])
+async def test_bundle_never_exceeds_token_budget(agent: Agent, budget: int, phases: str) -> None:
+    extra = ALL_PHASES if phases == "all" else {}
+    for q in QUERIES[:4]:
+        b = await ask(agent, q, token_budget=budget, limit=50, **extra)
+        real = rendered_tokens(b)
+        assert real <= budget, (q, budget, real)
+        assert b.total_tokens == real
+        for item in b.items:
+            assert item.tokens == count_tokens(item.rendered)
+
+
+async def test_budget_counts_real_tokens_not_a_flat_per_item_estimate(agent: Agent) -> None:
+    # the reference packs floor(budget / 50) items; with short turns a 100-token budget holds more than 2
+    b = await ask(agent, "Caroline cat Bailey Oliver shelter", token_budget=100, limit=50, **ALL_PHASES)
+    assert len(b.items) > 2
+    assert b.total_tokens <= 100
+
+
+@pytest.mark.parametrize("limit", [1, 3, 7])
+async def test_limit_is_respected_and_filled_when_evidence_exists(agent: Agent, limit: int) -> None:
+    for q in QUERIES:
+        b = await ask(agent, q, limit=limit, token_budget=8000)
+        assert len(b.items) == limit, q  # 21 turns, 22 observations: always enough evidence
+
+
+async def test_limit_default_is_15(agent: Agent) -> None:
+    b = await ask(agent, "Caroline Melanie Jon", token_budget=8000)
+    assert len(b.items) == 15
+
+
+# ------------------------------------------------------------------------- items and provenance
+@pytest.mark.parametrize("phases", ["default", "all"])
+async def test_items_carry_kind_content_score_time_session_and_sources(
+    uni: Uniko, agent: Agent, phases: str
+) -> None:
+    extra = ALL_PHASES if phases == "all" else {}
+    store = uni.kb.store
+    sessions = {session_id(AGENT, s) for s in ("s1", "s2", "s3")}
+    seen_kinds: set[str] = set()
+    for q in QUERIES:
+        b = await ask(agent, q, limit=20, **extra)
+        assert b.items
+        ids = [i.node_id for i in b.items]
+        assert len(ids) == len(set(ids)), "an item appears twice"
+        nodes = await store.get_many(AGENT, ids)
+        for item in b.items:
+            seen_kinds.add(item.kind)
+            assert item.kind in ITEM_KINDS
+            assert item.content.strip() and item.rendered.strip()
+            assert item.score > 0.0
+            node = nodes[item.node_id]
+            assert node.tier.value == item.kind
+            assert item.timestamp is not None and item.session_id in sessions
+            assert item.sources, f"{item.kind} {item.node_id} has no provenance"
+            msgs = await store.get_many(AGENT, item.message_ids())
+            assert set(msgs) == set(item.message_ids()), "a source message does not exist"
+            assert all(isinstance(m, Message) and not m.redacted for m in msgs.values())
+            assert all(m.session_key() == item.session_id for m in msgs.values())
+            if isinstance(node, Message):
+                assert item.message_ids() == [node.id] and item.content == node.content
+            elif isinstance(node, Observation):
+                assert item.message_ids() == [node.message_id]
+            elif isinstance(node, Chunk):
+                assert all(s.chunk_id == node.id for s in item.sources)
+                for m in msgs.values():
+                    assert isinstance(m, Message)
+                    assert m.content in node.text or node.chunk_type == "observation"
+    expected = {"message", "observation"} | ({"chunk"} if phases == "all" else set())
+    assert expected <= seen_kinds
+
+
+async def test_message_items_render_with_their_date(uni: Uniko, agent: Agent) -> None:
+    text = "My husband Mark built a treehouse for the kids in our backyard."
+    msg = await message_by_text(uni, text)
+    b = await ask(agent, "Mark built a treehouse for the kids in the backyard", limit=20)
+    [item] = [i for i in b.items if i.node_id == msg.id]
+    assert item.rendered == f"[7 May 2023] Melanie: {text}"
+    assert item.timestamp == msg.timestamp
+
+
+async def test_relative_phrases_get_the_absolute_date(uni: Uniko, agent: Agent) -> None:
+    text = "I went to the LGBTQ support group yesterday and it was so powerful."
+    msg = await message_by_text(uni, text)
+    b = await ask(agent, "LGBTQ support group powerful", limit=20)
+    [item] = [i for i in b.items if i.node_id == msg.id]
+    assert item.rendered.startswith("[7 May 2023] Caroline: I went to the LGBTQ support group yesterday")
+    assert "yesterday (6 May 2023)" in item.rendered
+    assert item.content == text  # the stored content is untouched
+
+
+async def test_every_rendered_evidence_item_starts_with_a_date(agent: Agent) -> None:
+    b = await ask(agent, "Caroline counseling program shelter", limit=30, **ALL_PHASES)
+    for item in b.items:
+        if item.kind in ("message", "observation", "chunk", "episode"):
+            assert item.rendered.startswith("["), item.rendered
+            assert "2023]" in item.rendered.split("]")[0] + "]"
+    text = b.render()
+    assert text.startswith("Memory (")
+    assert all(i.rendered in text for i in b.items)
+
+
+async def test_exact_turn_is_found(uni: Uniko, agent: Agent) -> None:
+    text = "My salsa partner Gina moved to Miami so I teach the class alone now."
+    msg = await message_by_text(uni, text)
+    b = await ask(agent, "Who moved to Miami?", limit=5)
+    assert msg.id in {m for i in b.items for m in i.message_ids()}
+
+
+# ------------------------------------------------------------------------- cascade flags
+async def test_flags_and_coverage_are_well_formed(agent: Agent) -> None:
+    for q in QUERIES:
+        b = await ask(agent, q)
+        assert 0.0 <= b.coverage <= 1.0
+        assert not (b.phase1_only and b.phase2_only)
+
+
+async def test_without_facts_phase1_never_exits_early(uni: Uniko, agent: Agent) -> None:
+    assert await uni.kb.store.count(AGENT, Tier.FACT) == 0
+    for q in [*QUERIES, "Caroline", "cat", "Caroline Melanie Jon Ava Bailey Oliver"]:
+        b = await ask(agent, q, explain=True)
+        assert not b.phase1_only, q
+        assert b.trace is not None and b.trace["phases"]["1"]["items"] == 0
+        assert "2" in b.trace["phases"]
+
+
+async def test_gates_decide_how_far_the_cascade_goes(agent: Agent) -> None:
+    full = await ask(agent, QUERIES[3], explain=True, **ALL_PHASES)
+    assert not full.phase1_only and not full.phase2_only
+    assert full.trace is not None and set(full.trace["phases"]) == {"1", "2", "3"}
+    # a small bundle: the Phase-2 pool easily holds enough evidence for it
+    easy = await ask(agent, QUERIES[3], explain=True, phase2_coverage_gate=0.01, token_budget=100, limit=3)
+    assert easy.phase2_only and not easy.phase1_only
+    assert easy.trace is not None and set(easy.trace["phases"]) == {"1", "2"}
+    assert all(i.kind != "chunk" or "graph" in i.channels for i in easy.items)
+
+
+async def test_phase2_evidence_survives_into_phase3(uni: Uniko, agent: Agent) -> None:
+    """Upstream throws Phase-2 results away when Phase 3 runs; here they are fused in."""
+    b = await ask(agent, "Where did Caroline adopt Bailey?", explain=True, limit=20, **ALL_PHASES)
+    assert any(i.kind in ("message", "observation") for i in b.items)
+    msg = await message_by_text(uni, "I adopted a second cat named Bailey from the shelter in Boston.")
+    assert msg.id in {m for i in b.items for m in i.message_ids()}
+
+
+# ------------------------------------------------------------------------- explain
+async def test_explain_trace(agent: Agent) -> None:
+    b = await ask(agent, "Where did Caroline adopt Bailey?", explain=True, limit=4, **ALL_PHASES)
+    t = b.trace
+    assert t is not None
+    assert {"intent", "phases", "channels", "dropped"} <= set(t)
+    assert t["intent"]["entity_refs"] and "keywords" in t["intent"]
+    assert set(t["phases"]) == {"1", "2", "3"}
+    for phase in ("1", "2"):
+        assert 0.0 <= t["phases"][phase]["coverage"] <= 1.0
+    channels = t["channels"]
+    assert {"observation_vec", "message_vec", "observation_bm25", "message_bm25"} <= set(channels)
+    assert any(name.startswith("session_chunks:") for name in channels)
+    for name, ranked in channels.items():
+        assert ranked, name
+        ranks = [e["rank"] for e in ranked]
+        assert ranks == sorted(ranks) and ranks[0] >= 1, name
+        assert all(isinstance(e["id"], str) for e in ranked)
+    # dropped: every candidate that was considered but not packed, with a reason
+    chosen = {i.node_id for i in b.items}
+    assert t["dropped"] and not chosen & set(t["dropped"])
+    reasons = set(t["dropped"].values())
+    assert reasons <= {"near-duplicate", "evidence already in bundle", "token budget", "limit"}
+    assert "limit" in reasons  # limit=4 with dozens of candidates
+
+
+async def test_explain_reports_token_budget_drops(agent: Agent) -> None:
+    b = await ask(agent, QUERIES[0], explain=True, token_budget=30, limit=50)
+    assert b.trace is not None and "token budget" in set(b.trace["dropped"].values())
+
+
+async def test_explain_channel_entries_carry_scores(agent: Agent) -> None:
+    b = await ask(agent, QUERIES[0], explain=True)
+    assert b.trace is not None
+    assert all("score" in e for ranked in b.trace["channels"].values() for e in ranked)
+
+
+async def test_no_trace_without_explain(agent: Agent) -> None:
+    b = await ask(agent, QUERIES[0])
+    assert b.trace is None
+
+
+async def test_explain_does_not_change_the_result(agent: Agent) -> None:
+    plain = await ask(agent, QUERIES[1], limit=8)
+    traced = await ask(agent, QUERIES[1], limit=8, explain=True)
+    assert [i.node_id for i in plain.items] == [i.node_id for i in traced.items]
+    assert plain.total_tokens == traced.total_tokens and plain.coverage == traced.coverage
+
+
+# ------------------------------------------------------------------------- bad input
+@pytest.mark.parametrize("query", ["", " ", "   \n\t  ", "x" * 10_000, "a " * 2001])
+async def test_bad_queries_are_validation_errors(agent: Agent, query: str) -> None:
+    with pytest.raises(ValidationError):
+        await ask(agent, query)
+
+
+async def test_query_length_limit_is_inclusive(agent: Agent) -> None:
+    cfg = RecallConfig.build({"max_query_chars": 40})
+    await agent.recall("c" * 40, cfg)
+    with pytest.raises(ValidationError, match="over the limit"):
+        await agent.recall("c" * 41, cfg)
+
+
+async def test_non_string_query_is_a_validation_error(uni: Uniko) -> None:
+    with pytest.raises(ValidationError):
+        await recall(uni.kb, None, agent=AGENT)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        '"foo" OR bar NEAR(',
+        "Caroline AND OR NOT",
+        "cat*",
+        "*",
+        "content:cat",
+        '"unbalanced quote',
+        "(((Bailey",
+        "-Oliver ^Bailey",
+        "'; DROP TABLE nodes; --",
+        "NEAR(Caroline cat, 3)",
+        'Bailey\'s   "shelter"   {Boston}',
+        "🐱 кошка 猫",
+        "?",
+    ],
+)
+async def test_fts_syntax_in_queries_is_just_text(agent: Agent, query: str) -> None:
+    b = await ask(agent, query, **ALL_PHASES)
+    assert isinstance(b, ContextBundle)
+    assert b.total_tokens <= 8192
+
+
+async def test_invalid_options_through_the_facade_are_config_errors(agent: Agent) -> None:
+    with pytest.raises(ConfigError):
+        await agent.recall("cat", limit=0)
+    with pytest.raises(ConfigError):
+        await agent.recall("cat", not_an_option=True)
+
+
+async def test_recall_entry_point_defaults_its_config(uni: Uniko) -> None:
+    b = await recall(uni.kb, "What is the name of Caroline's cat?", agent=AGENT, nlp=uni.nlp)
+    assert 0 < len(b.items) <= 15
+
+
+async def test_unknown_agent_recalls_nothing(uni: Uniko) -> None:
+    b = await uni.agent("nobody").recall("What is the name of Caroline's cat?", use_cache=False)
+    assert b.items == [] and b.total_tokens == 0 and b.coverage == 0.0

@@ -1,0 +1,131 @@
+"""Intent profiling: entity references resolved against the store, temporal windows, keywords."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+
+import pytest
+import pytest_asyncio
+
+from uniko_memory.facade import Uniko
+from uniko_memory.model import Entity, Participant, Tier, entity_id, participant_id
+from uniko_memory.recall import IntentProfile, build_intent_at
+
+from ._corpus import AGENT, MAIN, build
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+REF = datetime(2024, 1, 10, 12, 0, tzinfo=UTC)
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def uni() -> AsyncIterator[Uniko]:
+    u = await build(MAIN, finalize=False)
+    try:
+        yield u
+    finally:
+        await u.close()
+
+
+async def intent(
+    uni: Uniko, query: str, ref: datetime | None = REF, variants: list[str] | None = None
+) -> IntentProfile:
+    return await build_intent_at(
+        uni.kb.store, AGENT, query, ref, nlp=uni.nlp, embedder=uni.kb.embedder, variants=variants
+    )
+
+
+async def test_entity_refs_resolve_to_stored_participants_and_entities(uni: Uniko) -> None:
+    it = await intent(uni, "Where did Caroline's cat Bailey come from?")
+    assert "Caroline" in it.entity_refs and "Bailey" in it.entity_refs  # possessive 's stripped
+    caroline = participant_id(AGENT, "Caroline")
+    assert it.participant_ids == [caroline]
+    stored = await uni.kb.store.get_many(AGENT, it.entity_ids)
+    assert set(stored) == set(it.entity_ids) and it.entity_ids
+    assert all(isinstance(n, Entity) for n in stored.values())
+    assert {n.name for n in stored.values() if isinstance(n, Entity)} >= {"Caroline", "Bailey"}
+    assert caroline in it.seed_ids and set(it.entity_ids) <= set(it.seed_ids)
+    assert isinstance(await uni.kb.store.get(AGENT, caroline), Participant)
+
+
+async def test_case_insensitive_participant_match(uni: Uniko) -> None:
+    it = await intent(uni, "What did jon say about salsa?")
+    # lower-cased names may or may not be tagged by NER; when they are, they resolve to the Participant
+    if it.entity_refs:
+        assert it.participant_ids == [participant_id(AGENT, "Jon")]
+
+
+async def test_unknown_entities_are_refs_but_not_seeds(uni: Uniko) -> None:
+    it = await intent(uni, "Did Caroline ever visit Reykjavik?")
+    assert "Reykjavik" in it.entity_refs  # named, but nothing stored under that name
+    assert it.participant_ids == [participant_id(AGENT, "Caroline")]
+    assert all(entity_id(AGENT, "Reykjavik", t) not in it.entity_ids for t in ("location", "other"))
+    assert all(s in it.entity_ids or s in it.participant_ids for s in it.seed_ids)
+
+
+async def test_temporal_window_from_last_may_uses_reference_ts(uni: Uniko) -> None:
+    it = await intent(uni, "Where did Caroline go last May?")
+    assert it.temporal_window == (datetime(2023, 5, 1, tzinfo=UTC), datetime(2023, 6, 1, tzinfo=UTC))
+    assert it.temporal_granularity == "month"
+    assert it.expected_answer_type == "location"
+    later = await intent(uni, "Where did Caroline go last May?", ref=datetime(2025, 7, 1, tzinfo=UTC))
+    assert later.temporal_window == (datetime(2025, 5, 1, tzinfo=UTC), datetime(2025, 6, 1, tzinfo=UTC))
+
+
+async def test_yesterday_is_a_half_open_day(uni: Uniko) -> None:
+    it = await intent(uni, "What happened yesterday?")
+    assert it.temporal_window == (datetime(2024, 1, 9, tzinfo=UTC), datetime(2024, 1, 10, tzinfo=UTC))
+
+
+async def test_no_temporal_phrase_no_window(uni: Uniko) -> None:
+    it = await intent(uni, "What instrument does Ava play?")
+    assert it.temporal_window is None
+
+
+async def test_reference_ts_defaults_to_now(uni: Uniko) -> None:
+    it = await intent(uni, "What did Melanie do yesterday?", ref=None)
+    assert it.reference_ts.tzinfo is not None
+    assert abs((datetime.now(UTC) - it.reference_ts).total_seconds()) < 60
+    assert it.temporal_window is not None and it.temporal_window[1] <= it.reference_ts
+
+
+async def test_keywords_drop_function_words(uni: Uniko) -> None:
+    it = await intent(uni, "What is the name of the dance studio that Jon opened?")
+    low = {k.lower() for k in it.keywords}
+    assert {"dance", "studio", "jon"} <= low
+    assert not low & {"what", "is", "the", "of", "that"}
+    assert dict(it.variants)["keywords"] == " ".join(it.keywords)
+    assert dict(it.variants)["original"] == it.query
+
+
+async def test_variants_are_embedded_and_opt_in(uni: Uniko) -> None:
+    default = await intent(uni, "Who did Caroline adopt a cat with?")
+    assert {v for v, _ in default.variants} == {"original", "keywords"}
+    assert "original" in default.vectors and set(default.vectors) <= {v for v, _ in default.variants}
+    assert default.primary_vector is not None
+    full = await intent(
+        uni,
+        "Who did Caroline adopt a cat with?",
+        variants=["keywords", "original", "declarative", "type_anchored"],
+    )
+    assert {"original", "keywords", "type_anchored"} <= {v for v, _ in full.variants}
+    assert {"original", "type_anchored"} <= set(full.vectors) <= {v for v, _ in full.variants}
+    summary = full.summary()
+    assert summary["expected_answer_type"] == "person" and summary["entity_refs"] == full.entity_refs
+
+
+async def test_embedder_failure_leaves_bm25_only(uni: Uniko) -> None:
+    class Broken:
+        async def embed_queries(self, texts: object) -> object:
+            raise RuntimeError("model gone")
+
+    it = await build_intent_at(uni.kb.store, AGENT, "Caroline cat", REF, nlp=uni.nlp, embedder=Broken())
+    assert it.vectors == {} and it.keywords
+
+
+async def test_intent_sees_only_its_agent(uni: Uniko) -> None:
+    it = await build_intent_at(
+        uni.kb.store, "someone-else", "Where does Caroline live?", REF, nlp=uni.nlp, embedder=None
+    )
+    assert it.participant_ids == [] and it.entity_ids == []
+    assert await uni.kb.store.count("someone-else", Tier.PARTICIPANT) == 0
