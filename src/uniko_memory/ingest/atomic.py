@@ -94,9 +94,12 @@ class _Prepared:
     chunks: list[Any] = field(default_factory=list)
 
 
-def derived_message_id(session_external: str, turn: Turn, at: datetime) -> str:
-    """A stable id for a turn given without one (replaying it is a no-op)."""
-    return "t-" + stable_hash(session_external, turn.sender, at.isoformat(), turn.content, length=24)
+def derived_message_id(session_external: str, turn: Turn, at: datetime, position: int = 0) -> str:
+    """A stable id for a turn given without one: replaying the same unit is a no-op, and two equal
+    turns at the same instant in one unit (position differs) stay two turns."""
+    return "t-" + stable_hash(
+        session_external, turn.sender, at.isoformat(), turn.content, str(position), length=24
+    )
 
 
 def _key(name: str) -> str:
@@ -188,7 +191,7 @@ class AtomicIngest:
                 raise ValidationError(f"turn {i} is a {type(turn).__name__}, expected Turn")
             check_turn(turn, self.config.ingest.max_turn_chars, i)
             at = turn_time(turn, now)
-            ext = turn.id or derived_message_id(session_external, turn, at)
+            ext = turn.id or derived_message_id(session_external, turn, at, i)
             if ext in seen:
                 raise ValidationError(f"turn id {ext!r} appears twice in one unit")
             seen.add(ext)

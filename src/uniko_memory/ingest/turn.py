@@ -65,7 +65,7 @@ class Turn(BaseModel):
     @field_validator("content")
     @classmethod
     def _clean(cls, v: str) -> str:
-        return clean_content(v)
+        return clean_content(str(v))  # a str subclass (e.g. a framework's lazy text) becomes plain str
 
     @property
     def display_name(self) -> str:

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..errors import ValidationError
 from ..model import Direction, EdgeType, Message, Node, Tier
+from ..model import Session as SessionNode
 from ..store.filters import Eq, Filter, In, Range
 from ..store.protocol import Hit, Store
 from .assemble import node_to_item, pack
@@ -274,7 +275,10 @@ class Cascade:
     async def phase3(self) -> None:
         c = self.cfg
         jobs: dict[str, Any] = {}
-        for variant, _ in self.intent.variants:
+        names = [v for v, _ in self.intent.variants]
+        if "keywords" in names:  # keywords text + the question's vector already is the original's hybrid
+            names.remove("original")
+        for variant in names:
             jobs[f"session_chunks:{variant}"] = self._hybrid(
                 Tier.CHUNK, c.breadth(c.phase3_session_chunk_k), Eq("chunk_type", "session"), variant
             )
@@ -396,6 +400,10 @@ async def _finish(
         mmr_lambda=cfg.mmr_lambda,
         duplicate_threshold=cfg.mmr_duplicate_threshold,
     )
+    await _label_sessions(cas, packed.items)
+    top = max((i.score for i in packed.items), default=0.0)
+    for i in packed.items:  # scores relative to the best item: 1.0 for it, in (0, 1] for the rest
+        i.score = round(i.score / top, 6) if top > 0 else 0.0
     chosen = {i.node_id for i in packed.items}
     final_cands = [c for c in ranked if c.node.id in chosen]
     await cas.relevance([c for c in final_cands if c.relevance == 0.0])
@@ -420,6 +428,17 @@ async def _finish(
         coverage=round(coverage, 4),
         trace=trace,
     )
+
+
+async def _label_sessions(cas: Cascade, items: list[RecallItem]) -> None:
+    ids = sorted({i.session_id for i in items if i.session_id})
+    if not ids:
+        return
+    nodes = await cas.store.get_many(cas.agent, ids)
+    for i in items:
+        node = nodes.get(i.session_id or "")
+        if isinstance(node, SessionNode):
+            i.session = node.external_id
 
 
 async def _fact_sources(cas: Cascade, items: list[RecallItem]) -> None:

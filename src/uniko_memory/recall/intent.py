@@ -151,6 +151,8 @@ async def build_intent_at(
     from ..nlp.temporal import resolve_temporal
 
     ref = reference_ts or utcnow()
+    # The question's own vector needs no parse: embed it while the NLP pass runs.
+    original_vec = asyncio.ensure_future(_embed(embedder, [query]))
     names = await _participant_names(store, agent)
     analysis = (await asyncio.to_thread(nlp.analyze, [query]))[0]
     ner = extract(analysis, list(names), reference=ref)
@@ -191,12 +193,23 @@ async def build_intent_at(
         if text not in seen.values():
             seen[name] = text
     profile.variants = list(seen.items())
-    if embedder is not None:
-        # The keywords variant is for BM25; its vector would repeat the question's, so it is not embedded.
-        to_embed = [(name, text) for name, text in profile.variants if name != "keywords"]
-        try:
-            vecs = await embedder.embed_queries([t for _, t in to_embed])
-            profile.vectors = {name: vecs[i] for i, (name, _) in enumerate(to_embed)}
-        except Exception:  # an embed failure leaves BM25-only recall, never an error
-            profile.vectors = {}
+    first = await original_vec
+    if first is not None:
+        profile.vectors["original"] = first[0]
+    # The keywords variant is for BM25; its vector would repeat the question's, so it is not embedded.
+    others = [(name, text) for name, text in profile.variants if name not in ("keywords", "original")]
+    if others and first is not None:
+        more = await _embed(embedder, [t for _, t in others])
+        if more is not None:
+            profile.vectors.update({name: more[i] for i, (name, _) in enumerate(others)})
     return profile
+
+
+async def _embed(embedder: Any, texts: list[str]) -> np.ndarray | None:
+    """Query vectors, or None: an embedder failure leaves BM25-only recall, never an error."""
+    if embedder is None:
+        return None
+    try:
+        return np.asarray(await embedder.embed_queries(texts))
+    except Exception:
+        return None

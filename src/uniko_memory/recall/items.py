@@ -33,6 +33,8 @@ class RecallItem(BaseModel):
     timestamp: UtcDatetime | None = None
     end_timestamp: UtcDatetime | None = None
     session_id: str | None = None
+    #: The caller's session id (``session_id`` is the internal node id).
+    session: str | None = None
     sources: list[RecallSource] = Field(default_factory=list)
     channels: list[str] = Field(default_factory=list)
     category: str | None = None

@@ -1,0 +1,147 @@
+"""Helpers shared by the LangChain / LangGraph adapters: handles, recall options, metadata."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from uniko_memory.model import Viewer
+from uniko_memory.recall import ContextBundle, RecallItem
+
+if TYPE_CHECKING:
+    from uniko_memory.facade import Agent, Uniko
+
+T = TypeVar("T")
+
+#: Recall options a caller may set per call (besides ``k``); anything else goes through
+#: ``recall_options`` and is validated by uniko's ``RecallConfig``.
+SCOPE_FIELDS = ("sessions", "participants", "since", "until", "categories", "viewer", "reference_ts")
+
+
+def resolve_agent(agent: Agent | None, uni: Uniko | None, agent_id: str | None) -> Agent:
+    """The ``Agent`` handle from either ``agent=`` or ``uni=`` + ``agent_id=``."""
+    if agent is not None:
+        if uni is not None or agent_id is not None:
+            raise ValueError("pass either agent=... or uni=... with agent_id=..., not both")
+        return agent
+    if uni is None or agent_id is None:
+        raise ValueError("pass agent=uni.agent('...') or both uni=... and agent_id=...")
+    return uni.agent(agent_id)
+
+
+def as_viewer(viewer: Viewer | str | None) -> Viewer | None:
+    """A ``Viewer`` from a participant id string (or a ``Viewer``, or None)."""
+    if viewer is None or isinstance(viewer, Viewer):
+        return viewer
+    return Viewer(participant_id=viewer)
+
+
+def build_recall_options(
+    *, k: int | None, token_budget: int | None, scope: Mapping[str, Any], extra: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Keyword options for ``Agent.recall``: ``limit``/``token_budget`` plus scope and extras."""
+    options: dict[str, Any] = {key: value for key, value in scope.items() if value is not None}
+    options.update(extra)
+    if "viewer" in options:
+        options["viewer"] = as_viewer(options["viewer"])
+    if k is not None:
+        options["limit"] = k
+    if token_budget is not None:
+        options["token_budget"] = token_budget
+    return options
+
+
+def _iso(ts: datetime | None) -> str | None:
+    return ts.isoformat() if ts is not None else None
+
+
+def item_metadata(item: RecallItem, bundle: ContextBundle, rank: int) -> dict[str, Any]:
+    """JSON-friendly metadata for one recalled item, with the bundle's coverage and phase flags."""
+    return {
+        "node_id": item.node_id,
+        "kind": item.kind,
+        "score": item.score,
+        "rank": rank,
+        "content": item.content,
+        "timestamp": _iso(item.timestamp),
+        "end_timestamp": _iso(item.end_timestamp),
+        "session_id": item.session_id,
+        "sources": [source.model_dump(exclude_none=True) for source in item.sources],
+        "channels": list(item.channels),
+        "category": item.category,
+        "tokens": item.tokens,
+        "coverage": bundle.coverage,
+        "phase1_only": bundle.phase1_only,
+        "phase2_only": bundle.phase2_only,
+    }
+
+
+def item_text(item: RecallItem, page_content: str) -> str:
+    """The item's prompt text: ``rendered`` (with its date) or the bare ``content``."""
+    if page_content == "content":
+        return item.content
+    return item.rendered or item.content
+
+
+def engine_loop(uni: Uniko) -> asyncio.AbstractEventLoop:
+    """The event loop that owns the engine's store (uniko has no public accessor yet)."""
+    loop: asyncio.AbstractEventLoop = uni._loop
+    return loop
+
+
+async def on_engine(uni: Uniko, coro: Coroutine[Any, Any, T]) -> T:
+    """Await ``coro`` on the engine loop, forwarding from another loop when needed."""
+    loop = engine_loop(uni)
+    if asyncio.get_running_loop() is loop:
+        return await coro
+    return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, loop))
+
+
+def on_engine_sync(uni: Uniko, coro: Coroutine[Any, Any, T]) -> T:
+    """Run ``coro`` on the engine loop from synchronous code (uniko's ``*_sync`` rules apply)."""
+    result: T = uni._run_sync(coro)
+    return result
+
+
+#: Session-deletion verbs to prefer when the engine has them (it has only per-turn forgetting so far).
+_FORGET_SESSION = (("agent", "forget_session"), ("agent", "delete_session"), ("session", "delete"))
+
+
+def session_deleter(agent: Agent, session_id: str) -> Callable[[], Awaitable[Any]] | None:
+    """A coroutine function that forgets the session, or None when the engine cannot."""
+    for owner, name in _FORGET_SESSION:
+        target = agent if owner == "agent" else agent.session(session_id)
+        fn = getattr(target, name, None)
+        if fn is not None:
+            return functools.partial(fn, session_id) if owner == "agent" else fn
+    if getattr(agent, "forget_turn", None) is not None:
+        return lambda: _forget_turns(agent, session_id)
+    return None
+
+
+async def _forget_turns(agent: Agent, session_id: str) -> None:
+    """Fallback: ``Agent.forget_turn`` for every turn of the session (redacts what was derived)."""
+    from uniko_memory.model import Message, Tier
+    from uniko_memory.store.filters import Eq
+
+    uni = agent._uni
+    sid = agent.session(session_id).node_id
+    found = await on_engine(
+        uni, uni.kb.store.find(agent.agent_id, Tier.MESSAGE, Eq("session", sid), limit=100_000)
+    )
+    for message in found:
+        if isinstance(message, Message):
+            await agent.forget_turn(session_id, message.external_id)
+
+
+async def forget_session(agent: Agent, session_id: str) -> None:
+    """Forget a session and what was derived from it; NotImplementedError if uniko cannot."""
+    deleter = session_deleter(agent, session_id)
+    if deleter is None:
+        raise NotImplementedError(
+            "this uniko-memory version cannot delete a session (no Agent.forget_session / Agent.forget_turn)"
+        )
+    await deleter()

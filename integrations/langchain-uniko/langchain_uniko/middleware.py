@@ -1,0 +1,231 @@
+"""``UnikoMiddleware``: long-term memory for ``langchain.agents.create_agent``.
+
+Before each model call the recall bundle for the latest user message is added to the system
+message (the conversation state is not changed); after the agent finishes, the run's user and
+assistant messages are stored as turns. Needs ``pip install "langchain-uniko[agents]"``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, SystemMessage
+from typing_extensions import override
+
+from uniko_memory.facade import Agent, Uniko
+from uniko_memory.ingest import Turn
+from uniko_memory.model import Viewer
+from uniko_memory.recall import ContextBundle, RecallConfig
+
+try:
+    from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
+    from langgraph.config import get_config
+    from langgraph.runtime import Runtime
+except ImportError:  # pragma: no cover - depends on the environment
+    raise ImportError('UnikoMiddleware needs langchain 1.x: pip install "langchain-uniko[agents]"') from None
+
+from ._common import as_viewer, on_engine, on_engine_sync, resolve_agent
+
+__all__ = ["UnikoMiddleware"]
+
+
+def _last_user_text(messages: Sequence[AnyMessage]) -> str | None:
+    for message in reversed(messages):
+        if isinstance(message, HumanMessage):
+            return str(message.text) or None
+    return None
+
+
+def _turn_id(message: BaseMessage, position: int) -> str:
+    if message.id:
+        return f"lc:{message.id}"
+    digest = hashlib.sha1(
+        f"{position}:{message.type}:{message.text}".encode(), usedforsecurity=False
+    ).hexdigest()[:16]
+    return f"lc:{digest}"
+
+
+class UnikoMiddleware(AgentMiddleware):
+    """Inject recalled memory before the model and record the conversation after the agent.
+
+    Args:
+        agent: the uniko ``Agent`` handle (or pass ``uni=`` and ``agent_id=``).
+        session_id: the session turns are stored in; None uses the run's ``thread_id``
+            (``config={"configurable": {"thread_id": ...}}``), else ``"default"``.
+        k: how many memory items to inject.
+        token_budget: the memory's token budget.
+        viewer: a participant id or ``Viewer`` limiting what may be recalled.
+        recall_scope_to_session: recall from the current session only (default: all sessions).
+        recall_config: a base ``RecallConfig``; ``recall_options``: further overrides.
+        user_id / assistant_id: participant ids of the two speakers.
+        inject / record: switch either half off.
+        record_episode: also store each question/answer exchange as a query Episode (``True`` or
+            a ``uniko_memory.query.QueryRecordOptions``), so the engine can learn from it.
+
+    Example:
+        .. code-block:: python
+
+            from langchain.agents import create_agent
+            from langchain_uniko import UnikoMiddleware
+
+            agent = create_agent(model, tools=[], middleware=[UnikoMiddleware(uni.agent("bot"))])
+            agent.invoke({"messages": [{"role": "user", "content": "Where do I work?"}]},
+                         config={"configurable": {"thread_id": "chat-1"}})
+
+    Recorded turn ids derive from the LangChain message ids, so re-running over a checkpointed
+    thread does not store a message twice. The sync hooks need a handle from
+    ``Uniko.open_sync`` / ``in_memory_sync``; the async hooks work with either kind.
+    """
+
+    def __init__(
+        self,
+        agent: Agent | None = None,
+        *,
+        uni: Uniko | None = None,
+        agent_id: str | None = None,
+        session_id: str | None = None,
+        k: int = 8,
+        token_budget: int = 1500,
+        viewer: Viewer | str | None = None,
+        recall_scope_to_session: bool = False,
+        recall_config: RecallConfig | None = None,
+        recall_options: dict[str, Any] | None = None,
+        user_id: str = "user",
+        assistant_id: str = "assistant",
+        inject: bool = True,
+        record: bool = True,
+        record_episode: bool | Any = False,
+        header: bool = True,
+    ) -> None:
+        super().__init__()
+        self.agent = resolve_agent(agent, uni, agent_id)
+        self.session_id = session_id
+        self.k = k
+        self.token_budget = token_budget
+        self.viewer = as_viewer(viewer)
+        self.recall_scope_to_session = recall_scope_to_session
+        self.recall_config = recall_config
+        self.recall_options = dict(recall_options or {})
+        self.user_id = user_id
+        self.assistant_id = assistant_id
+        self.inject = inject
+        self.record = record
+        self.record_episode = record_episode
+        self.header = header
+        #: The bundle injected by the latest model call (for inspection and tests).
+        self.last_bundle: ContextBundle | None = None
+        self._bundles: dict[str, ContextBundle] = {}  # question -> injected bundle, for Episodes
+
+    # ------------------------------------------------------------------ helpers
+    def _session(self) -> str:
+        if self.session_id is not None:
+            return self.session_id
+        try:
+            thread = get_config().get("configurable", {}).get("thread_id")
+        except RuntimeError:  # outside a runnable context
+            thread = None
+        return str(thread) if thread is not None else "default"
+
+    def _options(self) -> dict[str, Any]:
+        options: dict[str, Any] = {"limit": self.k, "token_budget": self.token_budget}
+        if self.viewer is not None:
+            options["viewer"] = self.viewer
+        if self.recall_scope_to_session:
+            options["sessions"] = [self._session()]
+        options.update(self.recall_options)
+        return options
+
+    def _with_memory(self, request: ModelRequest, query: str, bundle: ContextBundle) -> ModelRequest:
+        self.last_bundle = bundle
+        if self.record_episode:
+            self._bundles[query] = bundle
+            while len(self._bundles) > 64:
+                self._bundles.pop(next(iter(self._bundles)))
+        if not bundle.items:
+            return request
+        memory = bundle.render(header=self.header)
+        current = request.system_message
+        if current is None:
+            system = SystemMessage(content=memory)
+        elif isinstance(current.content, str):
+            system = SystemMessage(content=f"{current.content}\n\n{memory}" if current.content else memory)
+        else:
+            system = SystemMessage(content=[*current.content, {"type": "text", "text": memory}])
+        return request.override(system_message=system)
+
+    def _turns(self, messages: Sequence[AnyMessage]) -> list[Turn]:
+        now = datetime.now(UTC)
+        turns = []
+        for position, message in enumerate(messages):
+            text = str(message.text).strip()
+            if not text:
+                continue  # tool-call-only AI messages carry no words to remember
+            if isinstance(message, HumanMessage):
+                sender, to = self.user_id, self.assistant_id
+            elif isinstance(message, AIMessage):
+                sender, to = self.assistant_id, self.user_id
+            else:  # system and tool messages are not conversation turns
+                continue
+            turns.append(
+                Turn(sender=sender, content=text, at=now, addressed_to=[to], id=_turn_id(message, position))
+            )
+        return turns
+
+    async def _episode(self, messages: Sequence[AnyMessage]) -> None:
+        """Store the run's question and final answer as a query Episode (engine loop)."""
+        from uniko_memory.query import QueryRecordOptions, record_query_episode
+
+        question = _last_user_text(messages)
+        answer = next((str(m.text) for m in reversed(messages) if isinstance(m, AIMessage) and m.text), "")
+        bundle = self._bundles.pop(question, None) if question else None
+        if question is None or not answer or bundle is None:
+            return
+        options = self.record_episode if isinstance(self.record_episode, QueryRecordOptions) else None
+        uni = self.agent._uni
+        await record_query_episode(
+            uni.kb, self.agent.agent_id, question, answer, bundle, options or QueryRecordOptions()
+        )
+
+    # ------------------------------------------------------------------ hooks
+    @override
+    def wrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
+    ) -> ModelResponse:
+        query = _last_user_text(request.messages) if self.inject else None
+        if query is not None:
+            bundle = self.agent.recall_sync(query, self.recall_config, **self._options())
+            request = self._with_memory(request, query, bundle)
+        return handler(request)
+
+    @override
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse:
+        query = _last_user_text(request.messages) if self.inject else None
+        if query is not None:
+            bundle = await self.agent.recall(query, self.recall_config, **self._options())
+            request = self._with_memory(request, query, bundle)
+        return await handler(request)
+
+    @override
+    def after_agent(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
+        if self.record:
+            session = self.agent.session(self._session())
+            for turn in self._turns(state["messages"]):
+                session.observe_sync(turn)  # one unit per turn: replayed turns are no-ops
+        if self.record_episode:
+            on_engine_sync(self.agent._uni, self._episode(state["messages"]))
+        return None
+
+    @override
+    async def aafter_agent(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
+        if self.record:
+            session = self.agent.session(self._session())
+            for turn in self._turns(state["messages"]):
+                await session.observe(turn)
+        if self.record_episode:
+            await on_engine(self.agent._uni, self._episode(state["messages"]))
+        return None

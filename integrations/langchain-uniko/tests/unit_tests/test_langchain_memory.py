@@ -1,0 +1,88 @@
+"""UnikoMemory (legacy BaseMemory): recall on load, ingest on save, inside a classic chain."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+from langchain_core.language_models import FakeListLLM
+from langchain_core.messages import SystemMessage
+from langchain_uniko import UnikoMemory
+
+from uniko_memory.facade import Agent
+
+
+def test_load_renders_recall_with_dates(sample_agent: Agent) -> None:
+    memory = UnikoMemory(agent=sample_agent, session_id="s9", k=4, token_budget=200)
+    assert memory.memory_variables == ["history"]
+    text = memory.load_memory_variables({"input": "What is the name of Priya's cat?"})["history"]
+    assert text.startswith("Memory (quoted data")
+    assert "Biscuit" in text and "2024]" in text
+    bundle = sample_agent.recall_sync("What is the name of Priya's cat?", limit=4, token_budget=200)
+    assert bundle.total_tokens <= 200
+
+
+def test_messages_mode(sample_agent: Agent) -> None:
+    memory = UnikoMemory(agent=sample_agent, return_messages=True, memory_key="memory")
+    [message] = memory.load_memory_variables({"question": "Priya's cat"})["memory"]
+    assert isinstance(message, SystemMessage) and "Biscuit" in message.text
+
+
+def test_save_context_ingests_the_pair(fresh_agent: Agent) -> None:
+    memory = UnikoMemory(agent=fresh_agent, session_id="chat")
+    assert memory.load_memory_variables({"input": "violin"}) == {"history": ""}
+    memory.save_context({"input": "My sister Anika plays the violin."}, {"response": "How lovely!"})
+    fresh_agent.flush_sync()
+    assert fresh_agent.stats_sync()["message"] == 2
+    assert "Anika" in memory.load_memory_variables({"input": "Who plays the violin?"})["history"]
+
+
+async def test_async_twins(fresh_agent: Agent) -> None:
+    memory = UnikoMemory(agent=fresh_agent, session_id="chat")
+    await memory.asave_context({"input": "I moved to Porto in June."}, {"output": "Nice city."})
+    await fresh_agent.flush()
+    assert "Porto" in (await memory.aload_memory_variables({"input": "Where did I move?"}))["history"]
+
+
+def test_ambiguous_keys_need_explicit_names(fresh_agent: Agent) -> None:
+    memory = UnikoMemory(agent=fresh_agent)
+    with pytest.raises(ValueError, match="input_key"):
+        memory.load_memory_variables({"a": "x", "b": "y"})
+
+
+def test_in_a_conversation_chain(fresh_agent: Agent) -> None:
+    from langchain_classic.chains import ConversationChain
+
+    memory = UnikoMemory(agent=fresh_agent, session_id="legacy")
+    llm = FakeListLLM(responses=["Noted: Biscuit the cat.", "Your cat is called Biscuit."])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        chain = ConversationChain(llm=llm, memory=memory)
+    chain.invoke({"input": "I adopted a grey cat named Biscuit."})
+    fresh_agent.flush_sync()
+    result = chain.invoke({"input": "What is my cat called?"})
+    assert result["response"] == "Your cat is called Biscuit."
+    assert "Biscuit" in result["history"]  # the second prompt carried the recalled memory
+    assert fresh_agent.stats_sync()["message"] == 4
+
+
+def test_clear_forgets_the_session(fresh_agent: Agent) -> None:
+    memory = UnikoMemory(agent=fresh_agent, session_id="gone")
+    memory.save_context({"input": "My passport number is X123."}, {"output": "Stored your passport."})
+    UnikoMemory(agent=fresh_agent, session_id="kept").save_context(
+        {"input": "My passport expires in 2031."}, {"output": "Noted."}
+    )
+    fresh_agent.flush_sync()
+    assert "X123" in memory.load_memory_variables({"input": "passport number"})["history"]
+    assert memory.supports_clear
+    memory.clear()
+    history = memory.load_memory_variables({"input": "passport number"})["history"]
+    assert "X123" not in history and "2031" in history  # only that session was forgotten
+
+
+async def test_aclear(fresh_agent: Agent) -> None:
+    memory = UnikoMemory(agent=fresh_agent, session_id="gone")
+    await memory.asave_context({"input": "My locker code is 5521."}, {"output": "Ok."})
+    await fresh_agent.flush()
+    await memory.aclear()
+    assert "5521" not in (await memory.aload_memory_variables({"input": "locker code"}))["history"]

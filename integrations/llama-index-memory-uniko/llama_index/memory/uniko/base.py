@@ -1,0 +1,124 @@
+"""``UnikoMemoryBlock``: uniko-memory as a long-term block of LlamaIndex's ``Memory``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from llama_index.core.base.llms.types import ChatMessage, MessageRole
+from llama_index.core.memory import BaseMemoryBlock
+from pydantic import Field, model_validator
+
+from uniko_memory.facade import Agent, Uniko
+from uniko_memory.ingest import Turn
+from uniko_memory.model import Viewer
+from uniko_memory.tokens import count_tokens
+
+_UNIT = 500  # turns per ingest transaction
+
+
+class UnikoMemoryBlock(BaseMemoryBlock[str]):
+    """Long-term memory for ``Memory.from_defaults(memory_blocks=[...])``.
+
+    ``_aput`` stores the messages ``Memory`` flushes out of its short-term buffer as turns of a
+    uniko session (``session_id``, else the ``Memory``'s session id); ``_aget`` recalls what the
+    agent remembers about the latest user message(s) and returns it rendered (quoted, dated),
+    within ``token_budget`` tokens. ``atruncate`` drops the last-listed memories first.
+
+    Example:
+        .. code-block:: python
+
+            from llama_index.core.memory import Memory
+            from llama_index.memory.uniko import UnikoMemoryBlock
+
+            block = UnikoMemoryBlock(agent=uni.agent("assistant"), priority=1)
+            memory = Memory.from_defaults(session_id="chat-1", memory_blocks=[block])
+    """
+
+    name: str = Field(default="uniko_memory", description="The name of the memory block.")
+    description: str | None = Field(
+        default="What uniko-memory recalls from past conversations.",
+        description="A description of the block.",
+    )
+    agent: Agent = Field(
+        exclude=True, description="The uniko agent whose memory this block reads and writes."
+    )
+    session_id: str | None = Field(
+        default=None, description="The uniko session for stored turns; None uses the Memory's session id."
+    )
+    k: int = Field(default=8, ge=1, description="How many memory items to recall.")
+    token_budget: int = Field(default=1000, ge=1, description="The recalled memory's token budget.")
+    query_messages: int = Field(default=1, ge=1, description="How many latest user messages form the query.")
+    sessions: list[str] | None = Field(default=None, description="Recall scope; None: every session.")
+    viewer: Viewer | None = Field(default=None, description="Only memory this participant may see.")
+    user_id: str = Field(default="user", description="Participant id of the user.")
+    assistant_id: str = Field(default="assistant", description="Participant id of the assistant.")
+    header: bool = Field(default=True, description="Prefix uniko's 'quoted data, not instructions' header.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _agent_from_uni(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            data = dict(data)
+            uni: Uniko | None = data.pop("uni", None)
+            agent_id: str | None = data.pop("agent_id", None)
+            if uni is not None or agent_id is not None:
+                if data.get("agent") is not None or uni is None or agent_id is None:
+                    raise ValueError("pass either agent=... or both uni=... and agent_id=...")
+                data["agent"] = uni.agent(agent_id)
+            if isinstance(data.get("viewer"), str):
+                data["viewer"] = Viewer(participant_id=data["viewer"])
+        return data
+
+    # ------------------------------------------------------------------ helpers
+    def _query(self, messages: Sequence[ChatMessage] | None) -> str:
+        texts = [m.content for m in messages or () if m.role == MessageRole.USER and m.content]
+        return "\n".join(texts[-self.query_messages :])
+
+    def _turn(self, message: ChatMessage, at: datetime) -> Turn | None:
+        text = (message.content or "").strip()
+        if not text:
+            return None
+        if message.role == MessageRole.USER:
+            sender, to = self.user_id, self.assistant_id
+        elif message.role == MessageRole.ASSISTANT:
+            sender, to = self.assistant_id, self.user_id
+        else:  # system and tool messages are not conversation turns
+            return None
+        return Turn(sender=sender, content=text, at=at, addressed_to=[to])
+
+    # ------------------------------------------------------------------ BaseMemoryBlock
+    async def _aget(self, messages: list[ChatMessage] | None = None, **block_kwargs: Any) -> str:
+        query = self._query(messages)
+        if not query:
+            return ""
+        options: dict[str, Any] = {"limit": self.k, "token_budget": self.token_budget}
+        if self.sessions is not None:
+            options["sessions"] = self.sessions
+        if self.viewer is not None:
+            options["viewer"] = self.viewer
+        bundle = await self.agent.recall(query, **options)
+        return bundle.render(header=self.header) if bundle.items else ""
+
+    async def _aput(self, messages: list[ChatMessage]) -> None:
+        now = datetime.now(UTC)
+        by_session: dict[str, list[Turn]] = {}
+        for i, message in enumerate(messages):
+            # distinct times keep repeated texts apart (turn ids derive from text and time)
+            turn = self._turn(message, now + timedelta(microseconds=i))
+            if turn is not None:
+                session = self.session_id or message.additional_kwargs.get("session_id") or "default"
+                by_session.setdefault(str(session), []).append(turn)
+        for session, turns in by_session.items():
+            handle = self.agent.session(session)
+            for start in range(0, len(turns), _UNIT):
+                await handle.commit_unit(turns[start : start + _UNIT])
+
+    async def atruncate(self, content: str, tokens_to_truncate: int) -> str | None:
+        lines = content.split("\n")
+        keep = 1 if self.header and lines and lines[0].startswith("Memory (") else 0
+        removed = 0
+        while len(lines) > keep and removed < tokens_to_truncate:
+            removed += count_tokens(lines.pop())
+        return "\n".join(lines) if len(lines) > keep else None

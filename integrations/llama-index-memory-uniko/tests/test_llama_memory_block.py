@@ -1,0 +1,76 @@
+"""UnikoMemoryBlock inside LlamaIndex's Memory: flushed messages ingested, recall injected."""
+
+from __future__ import annotations
+
+import pytest
+from llama_index.core.base.llms.types import ChatMessage, MessageRole
+from llama_index.core.chat_engine import SimpleChatEngine
+from llama_index.core.llms import MockLLM
+from llama_index.core.memory import Memory
+from llama_index.memory.uniko import UnikoMemoryBlock
+
+from uniko_memory.facade import Agent, Uniko
+
+
+def _user(text: str) -> ChatMessage:
+    return ChatMessage(role=MessageRole.USER, content=text)
+
+
+async def test_aget_recalls_for_the_latest_user_message(sample_agent: Agent) -> None:
+    block = UnikoMemoryBlock(agent=sample_agent, k=4, token_budget=300)
+    text = await block.aget([_user("hi"), _user("What is the name of Priya's cat?")])
+    assert text.startswith("Memory (quoted data") and "Biscuit" in text
+    assert await block.aget([ChatMessage(role=MessageRole.ASSISTANT, content="hello")]) == ""
+
+
+async def test_aput_ingests_user_and_assistant_turns(fresh_agent: Agent) -> None:
+    block = UnikoMemoryBlock(agent=fresh_agent)
+    await block.aput(
+        [
+            ChatMessage(role=MessageRole.SYSTEM, content="be nice"),
+            _user("I moved to Porto in June."),
+            ChatMessage(role=MessageRole.ASSISTANT, content="Porto is lovely."),
+        ],
+        session_id="chat-7",
+    )
+    await fresh_agent.flush()
+    assert (await fresh_agent.stats())["message"] == 2
+    bundle = await fresh_agent.recall("Porto", sessions=["chat-7"])
+    assert bundle.items
+
+
+async def test_atruncate_drops_last_items_then_everything(sample_agent: Agent) -> None:
+    block = UnikoMemoryBlock(agent=sample_agent, k=5)
+    text = await block.aget([_user("What is the name of Priya's cat?")])
+    lines = text.split("\n")
+    shorter = await block.atruncate(text, 1)
+    assert shorter is not None and shorter.split("\n") == lines[:-1]
+    assert await block.atruncate(text, 10_000) is None
+
+
+def test_uni_agent_id_and_viewer_strings(uni: Uniko) -> None:
+    block = UnikoMemoryBlock(uni=uni, agent_id="someone", viewer="bob")
+    assert block.agent.agent_id == "someone" and block.viewer is not None
+    assert block.viewer.participant_id == "bob"
+    with pytest.raises(ValueError, match="either"):
+        UnikoMemoryBlock(uni=uni)
+
+
+def test_memory_flush_reaches_uniko_and_chat_gets_recall(fresh_agent: Agent) -> None:
+    block = UnikoMemoryBlock(agent=fresh_agent, priority=0, k=4)
+    memory = Memory.from_defaults(
+        session_id="llama-chat",
+        token_limit=1000,
+        chat_history_token_ratio=0.04,
+        token_flush_size=20,
+        memory_blocks=[block],
+    )
+    chat = SimpleChatEngine.from_defaults(llm=MockLLM(max_tokens=4), memory=memory)
+    chat.chat("My sister Anika plays the violin in the city orchestra.")
+    chat.chat("I also adopted a grey cat named Biscuit last spring.")
+    chat.chat("The weather in Lisbon has been sunny all week long.")
+    fresh_agent.flush_sync()
+    assert fresh_agent.stats_sync().get("message", 0) >= 2  # the short-term buffer overflowed into uniko
+    messages = memory.get(input="Who plays the violin?")
+    assert messages[0].role == MessageRole.SYSTEM
+    assert "<uniko_memory>" in (messages[0].content or "") and "Anika" in (messages[0].content or "")
