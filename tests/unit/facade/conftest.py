@@ -1,0 +1,17 @@
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from tests.unit.ingest._support import open_uni
+from uniko_memory.facade import Uniko
+
+
+@pytest.fixture
+async def uni() -> AsyncIterator[Uniko]:
+    u = await open_uni()
+    try:
+        yield u
+    finally:
+        await u.close()
