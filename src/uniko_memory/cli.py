@@ -32,14 +32,14 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .model import Chunk, Message, Observation, Tier
+from .model import Chunk, Observation, Tier
 from .store.embedded import EmbeddedStore
 from .store.filters import Eq
 
 DEMO_AGENT = "demo"
 DEMO_QUERIES = (
     "What is the name of Priya's cat?",
-    "Which race is Tomas training for?",
+    "When did Tomas hurt his ankle?",
     "Where does Priya work now?",
 )
 DEFAULT_PATH = Path("uniko.db")
@@ -478,17 +478,16 @@ async def demo(path: Path | None) -> None:
                 )
                 _out(f"  {first[:100]}{'...' if len(first) > 100 else ''}")
 
-            embedder = uni.kb.embedder
             for q in DEMO_QUERIES:
                 t0 = time.perf_counter()
-                hits = await store.hybrid_search(
-                    DEMO_AGENT, Tier.MESSAGE, q, await embedder.embed_query(q), alpha=0.5, k=3
+                bundle = await agent.recall(q, token_budget=200, limit=5)
+                phase = "1" if bundle.phase1_only else "2" if bundle.phase2_only else "3"
+                _out(
+                    f"\n? {q}   (recall {(time.perf_counter() - t0) * 1000:.0f} ms, exited after phase {phase}, "
+                    f"{bundle.total_tokens} tokens, coverage {bundle.coverage:.2f})"
                 )
-                _out(f"\n? {q}   ({(time.perf_counter() - t0) * 1000:.1f} ms, messages, hybrid alpha 0.5)")
-                for h in hits:
-                    m = h.node
-                    assert isinstance(m, Message)
-                    _out(f"  {h.score:.3f}  [{m.timestamp:%d %b %Y}] {m.sender_name}: {m.content}")
+                for item in bundle.items:
+                    _out(f"  {item.score:.2f} {item.kind:<11} {item.rendered}")
             _out(f"\ndemo done in {time.perf_counter() - t_start:.1f} s")
         finally:
             await uni.close()

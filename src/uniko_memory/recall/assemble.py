@@ -20,6 +20,8 @@ from .items import RecallItem, RecallSource, date_label
 _WORD = re.compile(r"\w+")
 #: MMR considers this many of the best remaining candidates at each step (keeps packing linear).
 MMR_WINDOW = 60
+#: Word overlap (Jaccard) below this is topical, not redundant.
+MMR_SIMILARITY_FLOOR = 0.4
 
 
 @lru_cache(maxsize=8192)
@@ -150,6 +152,12 @@ def _tokens(text: str) -> frozenset[str]:
     return frozenset(w.lower() for w in _WORD.findall(text))
 
 
+def _redundancy(sim: float) -> float:
+    """MMR's penalty counts only overlap beyond ``MMR_SIMILARITY_FLOOR``: items on the same topic
+    share words (names, the subject) without repeating each other; near-paraphrases are penalised."""
+    return max(0.0, (sim - MMR_SIMILARITY_FLOOR) / (1.0 - MMR_SIMILARITY_FLOOR))
+
+
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     if not a or not b:
         return 0.0
@@ -189,7 +197,8 @@ def pack(
     while alive and len(chosen) < limit:
         window = alive[:MMR_WINDOW]
         best = max(
-            window, key=lambda i: (mmr_lambda * pool[i].score / top - (1 - mmr_lambda) * max_sim[i], -i)
+            window,
+            key=lambda i: (mmr_lambda * pool[i].score / top - (1 - mmr_lambda) * _redundancy(max_sim[i]), -i),
         )
         alive.remove(best)
         it, toks = pool[best], token_sets[best]

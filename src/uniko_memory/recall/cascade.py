@@ -403,6 +403,7 @@ async def _finish(
     await _label_sessions(cas, packed.items)
     top = max((i.score for i in packed.items), default=0.0)
     for i in packed.items:  # scores relative to the best item: 1.0 for it, in (0, 1] for the rest
+        i.fused = i.score
         i.score = round(i.score / top, 6) if top > 0 else 0.0
     chosen = {i.node_id for i in packed.items}
     final_cands = [c for c in ranked if c.node.id in chosen]

@@ -26,7 +26,9 @@ class RecallSource(BaseModel):
 class RecallItem(BaseModel):
     node_id: str
     kind: RecallKind
+    #: Relative to the bundle's best item (1.0); ``fused`` keeps the raw fusion score.
     score: float
+    fused: float = 0.0
     content: str
     rendered: str = ""
     tokens: int = 0

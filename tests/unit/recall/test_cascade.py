@@ -118,8 +118,8 @@ async def test_boost_lifts_the_evidence_behind_a_fact(agent: Agent) -> None:
         agent, q, phase1_strategy="boost", boost_min_relevance=0.0, limit=30, explain=True, **ALL_PHASES
     )
     plain = await ask(agent, q, phase1_strategy="off", limit=30, **ALL_PHASES)
-    score = {i.content: i.score for i in boosted.items}
-    base = {i.content: i.score for i in plain.items}
+    score = {i.content: i.fused for i in boosted.items}
+    base = {i.content: i.fused for i in plain.items}
     assert BAILEY_OBS in score and BAILEY_OBS in base
     assert score[BAILEY_OBS] > base[BAILEY_OBS]
     assert boosted.items[0].content in (BAILEY_OBS, EXACT)
