@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from uniko_memory.nlp.ner import normalize_entity_name
+
 __all__ = [
     "COLLECTIVE_NOUNS",
     "DISCOURSE_LEADERS",
@@ -223,7 +225,8 @@ def expand_contraction(text: str, tag: str, lemma: str) -> str | None:
 # Whole-sentence pleasantries: greetings, thanks, farewells, sympathy and encouragement formulas.
 _FILLER = re.compile(
     r"^\W*(?:(?:oh|wow|hey|hi|yeah|yes|aw+|well|haha|lol|and|so)\W+)*(?:"
-    r"thanks?\b|thank\s+you|thx\b|ty\b|congrat|hi\b|hello\b|hey\b|bye\b|goodbye\b|good\s*night\b"
+    r"thanks?\b|thank\s+you|thx\b|ty\b|congrat|good\s*night\b"
+    r"|(?:hi|hello|hey|hiya|bye|goodbye)\b(?:\s+[a-z]+)?\W*$"
     r"|good\s+(?:morning|afternoon|evening|luck|job|idea|point|question)\b|take\s+care\b|see\s+(?:you|ya)\b"
     r"|talk\s+(?:to\s+you\s+)?(?:soon|later)\b|catch\s+you\b|cheers\b|welcome\b|you'?re\s+welcome\b"
     r"|no\s+(?:problem|worries)\b|sounds?\s+(?:good|great|fun|awesome|amazing|like)\b|keep\s+(?:it\s+up|going|up)\b"
@@ -231,7 +234,9 @@ _FILLER = re.compile(
     r"|(?:it'?s|it\s+is)\s+(?:so\s+)?(?:good|great|nice)\s+to\s+(?:see|hear|talk|chat|catch)\b"
     r"|(?:i'?m|i\s+am)\s+(?:so\s+|really\s+|very\s+|truly\s+)*(?:glad|happy|sorry)\s+(?:to\s+hear|for\s+you|you)\b"
     r"|(?:i\s+)?(?:can'?t|cannot)\s+wait\s+to\s+(?:see|hear)\b|let\s+me\s+know\b|glad\s+to\s+hear\b"
-    r"|glad\b|(?:so\s+)?(?:happy|proud)\s+(?:for\s+you|of\s+you|that|you)\b|nice\s+to\s+(?:meet|see|hear)\b|good\s+to\s+(?:see|hear|know)\b|my\s+pleasure\b|anytime\b)",
+    r"|glad\b|(?:you'?re|you\s+are|that'?s|that\s+is)\s+(?:so\s+|totally\s+|absolutely\s+|definitely\s+)?right\b"
+    r"|(?:so\s+)?(?:happy|proud)\s+(?:for\s+you|of\s+you|that|you)\b|nice\s+to\s+(?:meet|see|hear)\b"
+    r"|good\s+to\s+(?:see|hear|know)\b|my\s+pleasure\b|anytime\b)",
     re.IGNORECASE,
 )
 
@@ -241,14 +246,6 @@ def is_filler_sentence(text: str) -> bool:
     return _FILLER.search(text.replace("’", "'")) is not None
 
 
-_NAME_STRIP = re.compile(r"(?:['’]s|['’])$")
-
-
 def normalize_name(name: str) -> str:
     """An entity name as the NER layer normalises it (possessive and edge punctuation stripped)."""
-    try:
-        from uniko_memory.nlp.ner import normalize_entity_name
-    except ImportError:
-        cleaned = _NAME_STRIP.sub("", name.strip()).strip(" \t.,;:!?\"'()[]{}")
-        return re.sub(r"\s+", " ", cleaned)
     return normalize_entity_name(name)

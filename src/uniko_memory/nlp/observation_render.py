@@ -83,6 +83,7 @@ _QUANTIFIER_PRONOUNS = frozenset(
     {"everyone", "everybody", "someone", "somebody", "anyone", "anybody", "nobody", "each", "whoever"}
 )
 _CAUSATIVE_VERBS = frozenset({"let", "make", "help", "have", "see", "watch", "hear", "feel", "bid", "notice"})
+TERMINAL = re.compile(r"[.!?…]+")
 _NOMINATIVE = frozenset({"i", "we", "you", "ya", "u"})
 _MIN_SENTENCE_TOKENS = 4
 _SNAKE = re.compile(r"[^a-z0-9]+")
@@ -96,7 +97,29 @@ def lemma_of(tok: Token) -> str:
         return "want"
     if low in ("'m", "’m", "'re", "’re"):
         return "be"
-    return tok.lemma_.lower()
+    lemma = str(tok.lemma_).lower()
+    return repair_lemma(low, lemma) if tok.tag_ in ("VBG", "VBD", "VBN") else lemma
+
+
+_VOWEL_GROUP = re.compile(r"[aeiou]+")
+_DOUBLED = re.compile(r"([bdgkmnprtv])\1$")
+
+
+def repair_lemma(word: str, lemma: str) -> str:
+    """Fix the small model's -ing/-ed lemma slips: "prepping" -> "prep" (not "preppe"),
+    "hoping" -> "hope" (not "hop"); other lemmas are returned unchanged."""
+    suffix = "ing" if word.endswith("ing") else "ed" if word.endswith("ed") else ""
+    stem = word[: -len(suffix)] if suffix else ""
+    if len(stem) < 2:
+        return lemma
+    if _DOUBLED.search(stem) and lemma == stem + "e":  # "blogging" -> "blogge" should be "blog"
+        return stem[:-1]
+    monosyllable_cvc = (
+        len(_VOWEL_GROUP.findall(stem)) == 1 and re.search(r"[^aeiou][aeiou][^aeiouwxy]$", stem) is not None
+    )
+    if suffix == "ing" and lemma == stem and monosyllable_cvc:  # undoubled CVC: a silent e was dropped
+        return stem + "e"
+    return lemma
 
 
 def _clause_of(tok: Token) -> int:
@@ -153,14 +176,16 @@ class SentenceRender:
     def _content_tokens(self) -> list[Token]:
         return [t for t in self.sent if not t.is_punct and not t.is_space and t.pos_ not in ("SYM", "X")]
 
-    def is_question(self) -> bool:
-        """Ends with "?", or opens with an inverted auxiliary / wh-word + auxiliary."""
-        text = self.sent.text.strip()
-        if "?" in text[-3:]:
+    def is_question(self, lo: int | None = None, hi: int | None = None) -> bool:
+        """Whether tokens [lo, hi) of the sentence (all by default) end with "?", or open with an
+        inverted auxiliary ("Did you ...") or a wh-word + auxiliary ("What's up")."""
+        lo = self.sent.start if lo is None else lo
+        hi = self.sent.end if hi is None else hi
+        span = self.sent.doc[lo:hi]
+        text = span.text.strip()
+        if "?" in text[-3:] or (hi < self.sent.end and "?" in self.sent.doc[hi].text):
             return True
-        toks = [
-            t for t in self.sent if not t.is_punct and t.lower_ not in DISCOURSE_LEADERS and t.dep_ != "intj"
-        ]
+        toks = [t for t in span if not t.is_punct and t.lower_ not in DISCOURSE_LEADERS and t.dep_ != "intj"]
         if len(toks) < 2:
             return False
         first, second = toks[0], toks[1]
@@ -169,13 +194,17 @@ class SentenceRender:
             and first.lemma_.lower() in _QUESTION_AUX
             and first.dep_ in ("aux", "auxpass", "ROOT")
         ):
-            return any(t.dep_ in ("nsubj", "nsubjpass", "expl") and t.i > first.i for t in self.sent)
+            return any(t.dep_ in ("nsubj", "nsubjpass", "expl") and t.i > first.i for t in span)
         return first.tag_ in _WH and second.pos_ == "AUX" and second.tag_ != "TO"
+
+    def _has_internal_stop(self) -> bool:
+        """Whether the parser left a sentence-final mark inside the sentence ("Great! Did you ...")."""
+        return any(t.is_punct and TERMINAL.fullmatch(t.text) for t in self.sent[:-1])
 
     def _rejected_sentence(self) -> bool:
         if len(self._content_tokens()) < _MIN_SENTENCE_TOKENS:
             return self._reject("short", None)
-        if self.is_question():
+        if not self._has_internal_stop() and self.is_question():  # else judged per stretch
             return self._reject("question", None)
         if is_filler_sentence(self.sent.text):
             return self._reject("filler", None)
@@ -273,7 +302,7 @@ class SentenceRender:
         return any(
             (c.dep_ == "prep" and c.lower_ in ("to", "through"))
             or c.dep_ in ("ccomp", "xcomp")
-            or c.lower_ == "big"
+            or c.lower_ in ("big", "back")
             for c in head.children
             if c.i > tok.i
         )
@@ -357,7 +386,8 @@ class SentenceRender:
                 return  # the speaker and addressee are first/second person, never "he" or "it"
             kind: AntecedentKind = "plural" if plural else ("person" if is_person else "thing")
             ent = normalize_name(name)
-            text = name
+            det = next((c for c in tok.lefts if c.dep_ == "det" and c.lower_ == "the"), None)
+            text = f"the {name}" if det is not None else name  # "the UK"
         else:
             kind = "plural" if plural else ("person" if is_person else "thing")
             ent = None
@@ -386,8 +416,6 @@ class SentenceRender:
         words = self.render_words(toks)
         if words and words[0].lower() in ("a", "an", "some", "any", "another", "this", "that"):
             words[0] = "the"
-        elif words and tok.tag_ == "NN" and words[0].lower() != "the" and not words[0].endswith("'s"):
-            words.insert(0, "the")
         return " ".join(words)
 
     def _agreement(self) -> None:
@@ -478,9 +506,8 @@ class SentenceRender:
                 continue
             before = tok.nbor(-1).text if tok.i > self.sent.start else ""
             after = tok.nbor(1).text if tok.i + 1 < self.sent.end else ""
-            set_off = (before in ("", ",") and after in (",", "!", ".", "")) or (
-                before == "," and after in ("?", "!")
-            )
+            greeted = before.lower() in ("hey", "hi", "hello", "thanks", "yeah", "oh", "wow", "dear")
+            set_off = (before in ("", ",") or greeted) and after in (",", "!", ".", "", "?")
             if tok.dep_ not in ("npadvmod", "intj", "appos", "dep", "vocative", "ROOT") and not set_off:
                 continue
             low = tok.lower_

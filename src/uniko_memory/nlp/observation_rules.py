@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -33,6 +32,7 @@ from uniko_memory.nlp.observation_lexicon import (
 from uniko_memory.nlp.observation_render import (
     NON_NAME_ENTS,
     SUBJ_DEPS,
+    TERMINAL,
     Clause,
     SentenceRender,
     lemma_of,
@@ -48,12 +48,13 @@ __all__ = ["SentenceRules", "snake"]
 _MODALS = {"will": "will", "'ll": "will", "’ll": "will", "wo": "will", "would": "would", "'d": "would",
            "’d": "would", "can": "can", "ca": "can", "could": "could", "should": "should",
            "shall": "shall", "might": "might", "may": "may", "must": "must"}  # fmt: skip
+_TRIMMABLE = frozenset({"advcl", "relcl", "acl", "conj", "parataxis"})
+_VOLITIONAL_MODALS = frozenset({"can", "could", "would", "will"})
 _MANNER_ADVERBS = frozenset(
     {"well", "badly", "great", "fine", "smoothly", "okay", "ok", "far", "wrong", "right"}
 )
 _ARTICLES = frozenset({"a", "an", "the"})
 _LOCATIVE_ADVERBS = frozenset({"home", "abroad", "overseas", "downtown", "upstate", "outside", "back"})
-_TERMINAL = re.compile(r"[.!?…]+")
 _ATTITUDE_VERBS = frozenset(
     {"love", "like", "hope", "think", "guess", "feel", "bet", "appreciate", "admire", "adore", "hate", "reckon",
      "wish", "need", "want"}
@@ -96,9 +97,11 @@ class SentenceRules(SentenceRender):
             puppy, this is Max": a ccomp *before* its head, or any parataxis) with their own subject."""
             if child.pos_ not in ("VERB", "AUX"):
                 return False
-            if child.dep_ == "conj":
-                return True  # shared-subject verbs are split too: one predicate per statement
             has_subject = any(c.dep_ in SUBJ_DEPS for c in child.children)
+            if child.dep_ == "conj":
+                # shared-subject verbs are split too (one predicate per statement); a verb
+                # coordinated with a complement ("passionate about X and it'd be great") needs its own
+                return parent.pos_ in ("VERB", "AUX") or has_subject
             return has_subject and (
                 child.dep_ == "parataxis" or (child.dep_ == "ccomp" and child.i < parent.i)
             )
@@ -109,6 +112,10 @@ class SentenceRules(SentenceRender):
             for child in tok.children:
                 if side_clause(child, tok):
                     visit(child, True)
+                elif child.dep_ in ("acomp", "attr", "dobj"):
+                    for grandchild in child.children:
+                        if grandchild.dep_ == "conj" and side_clause(grandchild, child):
+                            visit(grandchild, True)
 
         visit(root, root.pos_ in ("VERB", "AUX"))
         return sorted(heads, key=lambda t: t.i)
@@ -116,9 +123,9 @@ class SentenceRules(SentenceRender):
     def _clause(self, head: Token) -> Clause | None:
         heads = set(t.i for t in self._clause_heads())
         excluded: set[int] = set()
-        for child in head.children:
-            if child.i in heads:
-                excluded.update(t.i for t in child.subtree)
+        for tok in head.subtree:
+            if tok.i in heads and tok.i != head.i:
+                excluded.update(t.i for t in tok.subtree)
         # the parser sometimes hangs the subject on an auxiliary ("your enthusiasm is inspiring")
         frame = [
             *head.children,
@@ -168,7 +175,7 @@ class SentenceRules(SentenceRender):
         if any(not lo <= t.i < hi for t in clause.subject):
             self._reject("split_subject", clause)
             return None
-        if hi < self.sent.end and "?" in self.sent.doc[hi].text:
+        if self.is_question(lo, hi):
             self._reject("question", clause)  # "... great! Where is it?" left unsplit by the parser
             return None
         clause.tokens = self._strip_edges([t for t in clause.tokens if lo <= t.i < hi])
@@ -182,7 +189,7 @@ class SentenceRules(SentenceRender):
         return clause
 
     def _misparsed_attitude(self, subject: list[Token], head: Token) -> bool:
-        if len(subject) != 1 or head.tag_ != "VBG":
+        if len(subject) != 1 or head.tag_ not in ("VBG", "VB"):
             return False
         subj = subject[0]
         first = next((t for t in self.sent if not t.is_punct and t.lower_ not in DISCOURSE_LEADERS), None)
@@ -199,7 +206,7 @@ class SentenceRules(SentenceRender):
         parser left inside the sentence ("Awesome! Must be so rewarding")."""
         lo, hi = self.sent.start, self.sent.end
         for tok in self.sent[:-1]:
-            if tok.is_punct and _TERMINAL.fullmatch(tok.text) and not tok.is_sent_end:
+            if tok.is_punct and TERMINAL.fullmatch(tok.text) and not tok.is_sent_end:
                 if tok.i < head.i:
                     lo = tok.i + 1
                 elif tok.i > head.i:
@@ -220,8 +227,8 @@ class SentenceRules(SentenceRender):
             return None
         if auxes:
             first = next((t for t in lead if t in auxes), None)
-            if first is not None and first.tag_ == "MD":
-                return ""  # "Can't wait to see it", "Would love to join"
+            if first is not None and first.tag_ == "MD" and _MODALS.get(first.lower_) in _VOLITIONAL_MODALS:
+                return ""  # "Can't wait to see it", "Would love to join" (not "Must be nice": that is "it")
             if first is not None and first.lower_ == "been" and head.tag_ == "VBG":
                 return "has"  # "Just been tinkering with that recipe"
             return None
@@ -306,7 +313,12 @@ class SentenceRules(SentenceRender):
             acomp = next((c for c in kids if c.dep_ == "acomp"), None)
             if acomp is not None:
                 prep = next(
-                    (c for c in acomp.children if c.dep_ == "prep" and self._pobj(c) is not None), None
+                    (
+                        c
+                        for c in acomp.children
+                        if c.dep_ == "prep" and c.i in allowed and self._pobj(c) is not None
+                    ),
+                    None,
                 )
                 if prep is not None:
                     parts += [acomp.lemma_.lower(), prep.lower_]
@@ -330,7 +342,23 @@ class SentenceRules(SentenceRender):
             loc = next(
                 (c for c in kids if c.dep_ in ("advmod", "npadvmod") and c.lower_ in _LOCATIVE_ADVERBS), None
             )
+            purpose = next((c for c in kids if c.dep_ == "advcl" and c.pos_ == "VERB" and _has_to(c)), None)
+            if purpose is not None and lemma_of(verb) in LIGHT_VERBS:  # "went there to relax"
+                parts.append("to")
+                verb = purpose
+                chained = True
+                continue
             has_particle = any(c.dep_ == "prt" for c in kids)  # "come over", "give up"
+            phrasal = next(
+                (
+                    c
+                    for c in kids
+                    if c.dep_ == "advmod" and any(g.dep_ in ("xcomp", "prep") for g in c.children)
+                ),
+                None,
+            )
+            if phrasal is not None:  # "I'm down to join", "I'm up for a challenge"
+                return snake([*parts, phrasal.lower_]), phrasal, True
             manner = any(c.dep_ == "advmod" and c.lower_ in _MANNER_ADVERBS for c in kids)  # "went well"
             # a verb complement carries the content of a light verb ("keep pushing", "went hiking")
             content_verb = chained and lemma_of(verb) not in LIGHT_VERBS
@@ -355,7 +383,9 @@ class SentenceRules(SentenceRender):
         words = self.render_words(toks)
         while words and words[0].lower() in _ARTICLES:
             words = words[1:]
-        return " ".join(words).strip(" ,;:.!")
+        while words and words[-1].lower().strip(",;:-") in ("and", "but", "or", "so", ""):
+            words = words[:-1]
+        return " ".join(words).strip(" ,;:.!-")
 
     def _object_text(self, obj: Token, allowed: set[int]) -> str | None:
         toks = [t for t in obj.subtree if t.i in allowed]
@@ -413,6 +443,8 @@ class SentenceRules(SentenceRender):
             ):
                 self._reject("indefinite_subject", clause)
                 return None
+        self._trim_unresolved(clause)
+        ids = {t.i for t in clause.tokens}
         predicate, obj, has_complement = self._triple(clause)
         head_lemma = lemma_of(clause.head)
         human_ref = obj is not None and obj.i in self.resolved and self.resolved[obj.i].human
@@ -476,6 +508,31 @@ class SentenceRules(SentenceRender):
             sentence=self.sent.text.strip(),
             confidence=confidence,
         )
+
+    def _trim_unresolved(self, clause: Clause) -> None:
+        """Cut a modifier clause or phrase that holds an unresolvable pronoun ("I submitted my
+        screenplay just to see how others might like it" -> "... submitted Caroline's screenplay"),
+        so long as it is neither the subject nor the head's own argument. Content is only dropped,
+        never guessed."""
+        subject = {t.i for t in clause.subject}
+        for _ in range(3):
+            ids = {t.i for t in clause.tokens}
+            bad = sorted((ids & self.unresolved) - subject)
+            if not bad:
+                return
+            # go up to a *modifier* (a complement cannot go alone: "it'd be great to share it")
+            cur = self.sent.doc[bad[0]]
+            while cur.i != clause.head.i and cur.dep_ not in _TRIMMABLE:
+                cur = cur.head
+            if cur.i == clause.head.i or cur.head.i == cur.i:
+                return
+            if cur.dep_ in ("relcl", "acl") and cur.head.pos_ in ("PRON", "DET"):
+                return  # cutting "who ..." from "those who ..." would leave "those" dangling
+            cut = {t.i for t in cur.subtree}
+            kept = [t for t in clause.tokens if t.i not in cut]
+            if len(kept) < 3:
+                return
+            clause.tokens = self._strip_edges(kept)
 
     def _group_statement(self, clause: Clause) -> bool:
         """ "We all have unique paths", "we support each other": about a group, not the speaker."""

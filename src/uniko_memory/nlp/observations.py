@@ -8,32 +8,41 @@ Choices worth knowing:
 
 * **Pronouns.** First person (I, me, my, mine, myself) is the speaker; second person is the
   addressee (a statement that needs an addressee is dropped when there is none); third person
-  (he/she/it/they and their forms) is the newest compatible antecedent in the sentence or in the
-  session's :class:`PronounState` (gender from kinship nouns, "they" only for plurals), and a
-  statement with an unresolvable pronoun is dropped. "It" as a dummy subject ("it's great to be
-  back", "it's been a while") is not resolved; such statements are kept only as reported speech.
+  (he/she/it/they and their forms) is the newest compatible antecedent in the sentence, else the
+  most salient live one in the session's :class:`PronounState` (gender from kinship nouns; "it"
+  and "they" look back two sentences, people six; subjects and objects outrank other mentions;
+  in object positions only people are trusted). A pronoun that stays unresolved drops the
+  statement, or only the modifier clause holding it ("... just to see how others like it").
+  Dummy "it" ("it's great to be back", "it sucks when ...", "worth it", "made it") is kept as is.
 * **"We".** we/us/our are read as the speaker: the speaker is part of the group, so "We went
-  camping" -> "Melanie went camping" stays true of them (less specific, confidence -0.1).
-  Reflexive "myself"/"ourselves" render as "themselves" (the speaker's gender is unknown).
+  camping" -> "Melanie went camping" stays true of them (less specific, confidence -0.1);
+  group-only statements ("we all ...", "each other") are dropped. Reflexive "myself" renders as
+  "themselves" (the speaker's gender is unknown).
 * **Possessives.** "my sister" -> "Caroline's sister", "his car" -> "Jon's car".
 * **Tense and agreement.** The original tense is kept; present first/second person is made third
   person singular ("I am" -> "is", "I've been" -> "has been", "I love" -> "loves", "don't" ->
   "does not"). Contractions are spelled out.
 * **Dates.** Relative phrases found by :func:`uniko_memory.nlp.temporal.find_temporal_phrases`
-  are rewritten absolutely ("yesterday" -> "on 7 May 2023"); the first one in a statement becomes
-  its ``temporal_phrase`` / ``anchor``.
-* **Statements.** One per clause head: the sentence root and each verb coordinated with it
-  (a shared subject is repeated). Statements whose subject is not a person (or something a
-  person owns) are attributed: "The lake was so calm" -> "Melanie says the lake was so calm".
-  Subject-less chat sentences in the past ("Went hiking yesterday") take the speaker.
-* **Rejects.** Questions ("?" or inverted auxiliary), greetings / thanks / pleasantries, sentences
-  under 4 words, imperatives (no subject), light verbs (do/make/get/have/be/go/take/...) without a
-  complement, pronoun-only objects ("I love it"), indefinite or demonstrative subjects.
+  are rewritten absolutely ("yesterday" -> "on 7 May 2023", "in the last month" -> "in April
+  2023"); the first one in a statement becomes its ``temporal_phrase`` / ``anchor``.
+* **Statements.** One per clause head: the sentence root, each verb coordinated with it (a shared
+  subject and auxiliary are repeated) and comma-spliced clauses. Statements about the speaker or
+  a third person are stated as facts; statements about the addressee or about a thing are the
+  speaker's view and are attributed ("You're so brave" -> "Caroline says Melanie is so brave",
+  "The lake was calm" -> "Melanie says the lake was calm"). "Here's a photo of X" becomes
+  "<speaker> shares a photo of X". Subject-less chat sentences ("Went hiking yesterday", "Been
+  to Rome once", "Can't wait for ...", "Love seeing ...") take the speaker.
+* **Rejects.** Questions ("?" or inverted auxiliary, also when the parser left them inside a
+  longer sentence), greetings / thanks / pleasantries, sentences under 4 words, imperatives (no
+  subject), subordinate fragments ("Since I was 17."), light verbs (do/make/get/have/be/go/take/
+  ...) without a complement, pronoun-only objects ("I love it"; a pronoun resolved to people is
+  kept), indefinite or demonstrative subjects ("That is awesome").
 * **Triple.** ``predicate`` = ``[modal_][not_]lemma[_particle][_to_lemma...][_prep]`` (see
   ``SentenceRules._triple``); objects lose leading articles and are cut to their head phrase when
   longer than 20 tokens.
 * **Confidence.** 0.8 with an object, 0.6 without; -0.1 each for a resolved-pronoun subject,
-  "we", an elided/expletive/existential subject, or reported speech; clamped to [0.3, 0.9].
+  "we", an elided/expletive/existential subject, or reported speech; clamped to [0.3, 0.9];
+  "shares" statements get 0.6.
 """
 
 from __future__ import annotations

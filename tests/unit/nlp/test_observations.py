@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from uniko_memory.nlp.observation_lexicon import is_filler_sentence, third_singular
+from uniko_memory.nlp.observation_render import repair_lemma
 from uniko_memory.nlp.observation_rules import snake
 from uniko_memory.nlp.observations import (
     Antecedent,
@@ -140,6 +141,24 @@ CASES = [
     Case("demonstrative_object", "I totally believe that.", none=True),
     Case("demonstrative_subject", "That is so awesome, Melanie!", none=True),
     Case("imperative", "Take a look at my new painting.", none=True),
+    # --- chat-specific forms --------------------------------------------------------------------------
+    Case("presentation_here_is", "Here's a photo of my kids at the beach.",
+         content="Caroline shares a photo of Caroline's kids at the beach", subject="Caroline",
+         predicate="share", object="photo of Caroline's kids at the beach"),
+    Case("unresolvable_modifier_trimmed",
+         "I submitted my screenplay to a film contest just to see how others might like it.",
+         content="Caroline submitted Caroline's screenplay to a film contest", predicate="submit",
+         object="Caroline's screenplay"),
+    Case("question_left_in_sentence", "I got a new puppy! Do you like dogs?", count=1,
+         content="Caroline got a new puppy"),
+    Case("light_verb_with_purpose", "I went there to relax.", content="Caroline went there to relax",
+         predicate="go_to_relax"),
+    Case("idiomatic_make_it", "I made it to the top of the mountain!",
+         content="Caroline made it to the top of the mountain", object="top of the mountain"),
+    Case("idiomatic_worth_it", "My garden has been so much work but totally worth it.",
+         content="Caroline's garden has been so much work but totally worth it", object="so much work"),
+    Case("reaction_word_stripped", "Impressive, you are learning German.",
+         content="Caroline says Melanie is learning German", entities=("German",)),
     Case("long_object_trimmed",
          "I bought a house with a big garden, three bedrooms, a garage for two cars, a pool in the back, "
          "a view of the mountains and a small orchard of apple trees.", predicate="buy", object="house"),
@@ -254,11 +273,9 @@ def test_rejections_are_reported(nlp: Any) -> None:
 
 
 async def test_rule_extractor_with_language_and_pipeline(nlp: Any) -> None:
-    class Pipeline:
-        def analyze(self, texts: list[str]) -> list[Any]:
-            return [nlp(t) for t in texts]
+    from uniko_memory.nlp.pipeline import NlpPipeline
 
-    for backend in (nlp, Pipeline()):
+    for backend in (nlp, NlpPipeline(model=MODEL, mode="spacy")):
         extractor = RuleObservationExtractor(backend)
         assert isinstance(extractor, ObservationExtractor)
         drafts = await extractor.extract("I moved to Seattle last month.", "Gina", "Jon", TS, PronounState())
@@ -325,6 +342,19 @@ async def test_llm_extractor_with_fake_chat_model() -> None:
 )
 def test_third_singular(base: str, expected: str) -> None:
     assert third_singular(base) == expected
+
+
+@pytest.mark.parametrize(
+    ("word", "lemma", "expected"),
+    [
+        ("hoping", "hop", "hope"),
+        ("blogging", "blogge", "blog"),
+        ("added", "add", "add"),
+        ("visiting", "visit", "visit"),
+    ],
+)
+def test_repair_lemma(word: str, lemma: str, expected: str) -> None:
+    assert repair_lemma(word, lemma) == expected
 
 
 def test_fillers_and_snake() -> None:
