@@ -201,6 +201,8 @@ class Fact(Node):
     invalidation_reason: str | None = None
     invalidated_at: UtcDatetime | None = None
     category: str | None = None
+    #: Normalised subject (the consolidation group key); None on Facts written before it existed.
+    subject_key: str | None = None
 
     def statement(self) -> str:
         return f"{self.subject} {self.predicate.replace('_', ' ')} {self.object}".strip()

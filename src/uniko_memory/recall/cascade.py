@@ -388,8 +388,11 @@ async def _finish(
         item = node_to_item(
             cand.node, cand.fused if not phase1_only else cand.relevance, sorted(cand.channels)
         )
-        if item is not None and item.kind not in ("summary",):
-            items.append(item)
+        if item is None or item.kind == "summary":
+            continue
+        if item.kind == "chunk" and not cfg.chunk_items and item.sources and item.sources[0].kind == "message":
+            continue
+        items.append(item)
     await _fact_sources(cas, items)
     items, refused = await _check_sources(cas, items)
     items = await _rerank(cas, items)

@@ -121,6 +121,9 @@ class RecallConfig(BaseModel):
     reference_ts: UtcDatetime | None = None
     # behaviour
     max_query_chars: int = Field(4000, ge=1)
+    #: Whether transcript / observation chunks may enter the bundle as items themselves (otherwise
+    #: they only rank the turns they carry, which then enter as Messages).
+    chunk_items: bool = True
     #: Whether a chunk's rank also ranks the Messages it carries (weight: channel_weights["chunk_messages"]).
     chunk_to_message: bool = True
     explain: bool = False

@@ -67,7 +67,9 @@ def serialize_props(edge: Edge) -> str:
     try:
         return json.dumps(edge.props, allow_nan=False, ensure_ascii=False)
     except (TypeError, ValueError) as exc:
-        raise ValidationError(f"edge {edge.type.value} {edge.src}->{edge.dst}: props must be JSON: {exc}") from None
+        raise ValidationError(
+            f"edge {edge.type.value} {edge.src}->{edge.dst}: props must be JSON: {exc}"
+        ) from None
 
 
 Op = PutNode | PutVector | PutEdge | DeleteNode | DeleteEdge | PutBlob

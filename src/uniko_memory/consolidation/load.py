@@ -1,0 +1,102 @@
+"""Reading a cycle's input: unprocessed observations, their triples, and the prior open Facts."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import weakref
+from collections import defaultdict
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from ..model import Direction, EdgeType, Fact, Observation, Tier
+from ..store.filters import In, IsNull, Range
+from ..store.protocol import Store
+from .plan import Group, Vote
+from .triples import RuleTripleSource, TripleSource, normalize_predicate, rule_triple
+
+log = logging.getLogger(__name__)
+
+#: Observations whose PROCESSED edges are checked per store call.
+SCAN_PAGE = 5_000
+#: An observation may be committed this long after it was created (a slow post-ingest batch):
+#: scans restart that far before the previous scan, so nothing committed late is skipped.
+SCAN_SLACK = timedelta(minutes=10)
+
+
+async def load_unprocessed(
+    store: Store, agent: str, limit: int, *, since: datetime | None = None
+) -> list[Observation]:
+    """Observations with a full triple and no inbound PROCESSED edge, oldest evidence first.
+
+    ``since`` (a creation-time lower bound) narrows the scan; the PROCESSED edges stay the truth.
+    """
+    flt = ~IsNull("subject") & ~IsNull("predicate") & ~IsNull("object")
+    if since is not None:
+        flt = flt & Range("created_at", gte=since)
+    found = await store.find(agent, Tier.OBSERVATION, flt, limit=1_000_000, order_by="time")
+    candidates = [o for o in found if isinstance(o, Observation) and rule_triple(o) is not None]
+    out: list[Observation] = []
+    for i in range(0, len(candidates), SCAN_PAGE):
+        page = candidates[i : i + SCAN_PAGE]
+        done = {
+            e.dst
+            for e in await store.neighbors(agent, [o.id for o in page], [EdgeType.PROCESSED], Direction.IN)
+        }
+        out.extend(o for o in page if o.id not in done)
+        if len(out) >= limit:
+            break
+    return out[:limit]
+
+
+#: store → agent → creation time before which every observation is known to be processed.
+_SCANNED: weakref.WeakKeyDictionary[Any, dict[str, datetime]] = weakref.WeakKeyDictionary()
+
+
+def scan_hint(store: Store, agent: str) -> datetime | None:
+    try:
+        return _SCANNED.get(store, {}).get(agent)
+    except TypeError:  # a store that cannot be weakly referenced: always scan everything
+        return None
+
+
+def set_scan_hint(store: Store, agent: str, scan_start: datetime) -> None:
+    """Every observation created before ``scan_start`` (less the slack) has been seen as processed."""
+    with contextlib.suppress(TypeError):
+        _SCANNED.setdefault(store, {})[agent] = scan_start - SCAN_SLACK
+
+
+async def votes_for(source: TripleSource | None, observations: Sequence[Observation]) -> list[Vote]:
+    rules = RuleTripleSource()
+    try:
+        found = await (source or rules).triples(observations)
+    except Exception as exc:  # a broken source never stops consolidation
+        log.warning("triple source failed (%r); using the rule triples", exc)
+        found = await rules.triples(observations)
+    votes = []
+    for o in observations:
+        t = found.get(o.id, rule_triple(o))
+        if t is None:
+            continue
+        s, p, obj = (x.strip() for x in t)
+        pred = normalize_predicate(p)
+        if s and pred and obj:
+            votes.append(Vote(o, s, pred, obj))
+    return votes
+
+
+async def prior_open_facts(
+    store: Store, agent: str, groups: Sequence[Group]
+) -> dict[tuple[str, str, str], list[Fact]]:
+    out: dict[tuple[str, str, str], list[Fact]] = defaultdict(list)
+    keys = sorted({g.subject_key for g in groups})
+    wanted = {g.key for g in groups}
+    for i in range(0, len(keys), 500):
+        flt = In("subject_key", tuple(keys[i : i + 500])) & IsNull("valid_to")
+        for f in await store.find(agent, Tier.FACT, flt, limit=1_000_000, order_by="id"):
+            if isinstance(f, Fact) and f.subject_key is not None:
+                key = (f.subject_key, f.predicate, f.visibility)
+                if key in wanted:
+                    out[key].append(f)
+    return out
