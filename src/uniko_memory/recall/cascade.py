@@ -390,7 +390,12 @@ async def _finish(
         )
         if item is None or item.kind == "summary":
             continue
-        if item.kind == "chunk" and not cfg.chunk_items and item.sources and item.sources[0].kind == "message":
+        if (
+            item.kind == "chunk"
+            and not cfg.chunk_items
+            and item.sources
+            and item.sources[0].kind == "message"
+        ):
             continue
         items.append(item)
     await _fact_sources(cas, items)
