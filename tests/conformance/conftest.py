@@ -48,7 +48,35 @@ def _sqlite(tmp_path: Path) -> StoreHarness:
     return StoreHarness("sqlite", opener)
 
 
-BACKENDS: dict[str, Callable[[Path], StoreHarness]] = {"sqlite": _sqlite}
+def _weaviate_double(tmp_path: Path) -> StoreHarness:
+    from tests.weaviate_double.harness import double_harness
+
+    return double_harness(tmp_path)
+
+
+def _weaviate(tmp_path: Path) -> StoreHarness:
+    from tests.weaviate_double.harness import real_harness
+
+    return real_harness(tmp_path)  # skips with a reason unless WEAVIATE_URL is set
+
+
+BACKENDS: dict[str, Callable[[Path], StoreHarness]] = {
+    "sqlite": _sqlite,
+    "weaviate_double": _weaviate_double,
+    "weaviate": _weaviate,
+}
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    from tests.weaviate_double.harness import layers
+
+    return ["store backends: sqlite, " + "; ".join(layers())]
+
+
+def pytest_report_collectionfinish(config: pytest.Config, start_path: Path, items: list[pytest.Item]) -> str:
+    from tests.weaviate_double.harness import layers
+
+    return "Weaviate layers: " + "; ".join(layers())
 
 
 @pytest.fixture(params=sorted(BACKENDS))

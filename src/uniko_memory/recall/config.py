@@ -87,7 +87,7 @@ class RecallConfig(BaseModel):
     gate_min_items: int = Field(3, ge=1)
     #: Phase 2 also needs this many times the budget in candidate text before it may stop early:
     #: a covered question with too little evidence for the bundle still broadens.
-    gate_budget_factor: float = Field(2.0, ge=0.0)
+    gate_budget_factor: float = Field(3.0, ge=0.0)
     drift_override_enabled: bool = True
     # phase 2 channels
     mmr_lambda: float = Field(0.7, ge=0.0, le=1.0)
