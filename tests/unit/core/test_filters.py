@@ -16,7 +16,9 @@ def test_sql_translation_is_parameterised() -> None:
 
 
 def test_time_dimension_uses_epoch() -> None:
-    sql, params = to_sql(Range("time", gte=datetime(2023, 5, 7, tzinfo=UTC), lt=datetime(2023, 5, 8, tzinfo=UTC)))
+    sql, params = to_sql(
+        Range("time", gte=datetime(2023, 5, 7, tzinfo=UTC), lt=datetime(2023, 5, 8, tzinfo=UTC))
+    )
     assert sql == "(n.ts >= ? AND n.ts < ?)"
     assert params == [1683417600.0, 1683504000.0]
 

@@ -62,11 +62,23 @@ def test_search_text_and_dimensions() -> None:
     m = _msg()
     assert m.search_text() == "Caroline: I went to a support group"
     assert (m.session_key(), m.participant_key()) == ("s", "p")
-    f = Fact(id="f", agent="a", subject="Caroline", predicate="go_to", object="support group",
-             valid_from=datetime(2023, 5, 7))
+    f = Fact(
+        id="f",
+        agent="a",
+        subject="Caroline",
+        predicate="go_to",
+        object="support group",
+        valid_from=datetime(2023, 5, 7),
+    )
     assert f.search_text() == "Caroline go to support group"
-    e = Entity(id="e", agent="a", name="Paris", entity_type="location",
-               first_seen=datetime(2023, 1, 1), last_seen=datetime(2023, 1, 2))
+    e = Entity(
+        id="e",
+        agent="a",
+        name="Paris",
+        entity_type="location",
+        first_seen=datetime(2023, 1, 1),
+        last_seen=datetime(2023, 1, 2),
+    )
     assert e.search_text() == "Paris (location)"
 
 
