@@ -453,11 +453,20 @@ class Uniko:
         *,
         embedder: Any = None,
         nlp: Any = None,
+        weaviate: Any = None,
     ) -> Uniko:
-        """Open (or create) an embedded memory at ``path`` with the offline default models."""
+        """Open (or create) a memory with the offline default models.
+
+        The embedded store lives at ``path``. With ``weaviate=`` (a connected weaviate-client v4
+        client) or ``config.store.backend == "weaviate"`` (connects to ``WEAVIATE_URL``), the
+        memory lives in Weaviate instead and ``path`` is ignored.
+        """
         cfg = config or UnikoConfig()
         emb = embedder if embedder is not None else default_embedder(cfg)
-        kb = await KnowledgeBase.open(path, cfg, embedder=emb)
+        if weaviate is not None or cfg.store.backend == "weaviate":
+            kb = await _weaviate_kb(weaviate, cfg, emb)
+        else:
+            kb = await KnowledgeBase.open(path, cfg, embedder=emb)
         return await cls._start(kb, nlp, None)
 
     @classmethod
@@ -620,6 +629,28 @@ def answer_prompt(bundle: ContextBundle, question: str, today: Any) -> list[tupl
     )
     memory = bundle.render() if bundle.items else "Memory: (nothing relevant recalled)"
     return [("system", system), ("human", f"{memory}\n\nQuestion: {question}\nAnswer:")]
+
+
+async def _weaviate_kb(client: Any, cfg: UnikoConfig, embedder: Any) -> KnowledgeBase:
+    import os
+
+    from .store.weaviate.client import connect_url
+    from .store.weaviate.store import WeaviateStore
+
+    owns = client is None
+    if client is None:
+        url = os.environ.get("WEAVIATE_URL")
+        if not url:
+            from .errors import ConfigError
+
+            raise ConfigError("store.backend is 'weaviate': pass weaviate=<client> or set WEAVIATE_URL")
+        client = await connect_url(
+            url, grpc_url=os.environ.get("WEAVIATE_GRPC_URL"), api_key=os.environ.get("WEAVIATE_API_KEY")
+        )
+    store = await WeaviateStore.open(
+        client, prefix=cfg.store.collection_prefix, dim=embedder.dim, owns_client=owns
+    )
+    return await KnowledgeBase.from_store(store, cfg, embedder=embedder)
 
 
 def default_embedder(config: UnikoConfig) -> Any:

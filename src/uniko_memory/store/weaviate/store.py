@@ -162,8 +162,8 @@ class WeaviateStore:
             batch_size=batch_size,
         )
         try:
-            if store._is_async and not client.is_connected():
-                await client.connect()
+            if not client.is_connected():
+                await store._call.once(client.connect)
             await store._ensure_schema()
         except BaseException:
             await store.close()
