@@ -326,7 +326,14 @@ async def run_cascade(
     cov1 = compute_coverage(ranked1, intent, tiers_in_phase=PHASE_TIERS[1])
     drift = bool(cfg.drift_override_enabled and intent.unstable_entities)
     trace["phases"]["1"] = {"items": len(ranked1), "coverage": cov1, "drift_override": drift}
-    if ranked1 and cov1 >= cfg.phase1_coverage_gate and len(ranked1) >= cfg.gate_min_items and not drift:
+    trace["phases"]["1"]["pool_tokens"] = round(_pool_tokens(ranked1))
+    if (
+        ranked1
+        and cov1 >= cfg.phase1_coverage_gate
+        and len(ranked1) >= cfg.gate_min_items
+        and not drift
+        and _enough_for_budget(ranked1, cfg)
+    ):
         return await _finish(cas, ranked1, phase1_only=True, t0=t0)
 
     await cas.phase2()
@@ -335,10 +342,12 @@ async def run_cascade(
     await cas.relevance(head)
     cov2 = compute_coverage(head, intent, tiers_in_phase=PHASE_TIERS[2])
     trace["phases"]["2"] = {"items": len(ranked2), "coverage": cov2, "lists": _lists(cas)}
-    pool_tokens = sum(len(c.node.search_text() or "") for c in ranked2) / CHARS_PER_TOKEN
-    enough = pool_tokens >= cfg.gate_budget_factor * min(cfg.token_budget, cfg.limit * 60)
-    trace["phases"]["2"]["pool_tokens"] = round(pool_tokens)
-    if len(ranked2) >= cfg.gate_min_items and cov2 >= cfg.phase2_coverage_gate and enough:
+    trace["phases"]["2"]["pool_tokens"] = round(_pool_tokens(ranked2))
+    if (
+        len(ranked2) >= cfg.gate_min_items
+        and cov2 >= cfg.phase2_coverage_gate
+        and _enough_for_budget(ranked2, cfg)
+    ):
         final = _apply_phase1(cas, ranked1, ranked2)
         return await _finish(cas, final, phase2_only=True, t0=t0)
 
@@ -347,6 +356,17 @@ async def run_cascade(
     trace["phases"]["3"] = {"items": len(ranked3), "lists": _lists(cas)}
     final = _apply_phase1(cas, ranked1, ranked3)
     return await _finish(cas, final, t0=t0)
+
+
+def _pool_tokens(cands: list[Candidate]) -> float:
+    return sum(len(c.node.search_text() or "") for c in cands) / CHARS_PER_TOKEN
+
+
+def _enough_for_budget(cands: list[Candidate], cfg: RecallConfig) -> bool:
+    """A phase may end the cascade only if its candidates hold ``gate_budget_factor`` times the
+    evidence the bundle can take: covered-but-thin results (a handful of short Facts for a
+    2,000-token bundle) broaden instead of returning a half-empty bundle."""
+    return _pool_tokens(cands) >= cfg.gate_budget_factor * min(cfg.token_budget, cfg.limit * 60)
 
 
 def _lists(cas: Cascade) -> dict[str, int]:

@@ -1,0 +1,97 @@
+"""Recall latency on one LoCoMo conversation (~600 turns): p50 / p95 of ``agent.recall``.
+
+Query embedding and NLP are included; no reranker; the recall cache is off. The memory is
+ingested through the facade first (or reused with ``--store`` from an earlier run).
+
+    uv run python benchmarks/recall_latency_bench.py --data ../shared/data/locomo/locomo_dev.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import platform
+import statistics
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from benchmarks.harness.convert import load_any
+from benchmarks.harness.run import reference_time
+from uniko_memory import Turn, Uniko
+
+AGENT = "bench"
+
+
+async def ingest(uni: Uniko, conv: object) -> None:
+    agent = uni.agent(AGENT)
+    for session in conv.sessions:  # type: ignore[attr-defined]
+        turns = [
+            Turn(
+                id=t.id,
+                sender=t.speaker,
+                content=t.text,
+                at=t.timestamp,
+                addressed_to=next((s for s in conv.speakers if s != t.speaker), None),  # type: ignore[attr-defined]
+            )
+            for t in session.turns
+        ]
+        await agent.session(session.id).commit_unit(turns)
+    await agent.flush()
+    for session in conv.sessions:  # type: ignore[attr-defined]
+        await agent.session(session.id).finalize()
+    await agent.consolidate()
+
+
+async def run(data: Path, store: Path | None, conv_index: int, budget: int, repeats: int) -> dict[str, float]:
+    ds = load_any(data, "locomo")
+    conv = sorted(ds.conversations, key=lambda c: c.id)[conv_index]
+    fresh = store is None or not store.exists()
+    path = store or Path(f"/tmp/uniko-latency-{conv.id}.db")
+    uni = await Uniko.open(path)
+    try:
+        if fresh:
+            await ingest(uni, conv)
+        agent = uni.agent(AGENT)
+        questions = [q for q in conv.questions if not q.abstention]
+        await agent.recall(questions[0].text, token_budget=budget, use_cache=False)  # warm-up
+        lat: list[float] = []
+        early = 0
+        for _ in range(repeats):
+            for q in questions:
+                t0 = time.perf_counter()
+                b = await agent.recall(
+                    q.text, token_budget=budget, limit=200, reference_ts=reference_time(conv, q), use_cache=False
+                )
+                lat.append((time.perf_counter() - t0) * 1000)
+                early += b.phase1_only or b.phase2_only
+        lat.sort()
+        return {
+            "conversation": conv.id,  # type: ignore[dict-item]
+            "turns": len(conv.turns()),
+            "queries": len(lat),
+            "p50_ms": statistics.median(lat),
+            "p95_ms": lat[int(0.95 * (len(lat) - 1))],
+            "early_exit_share": early / len(lat),
+        }
+    finally:
+        await uni.close()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--data", type=Path, default=Path("../shared/data/locomo/locomo_dev.json"))
+    ap.add_argument("--store", type=Path, default=None, help="reuse (or create) the memory at this path")
+    ap.add_argument("--conversation", type=int, default=0)
+    ap.add_argument("--budget", type=int, default=1000)
+    ap.add_argument("--repeats", type=int, default=1)
+    args = ap.parse_args()
+    r = asyncio.run(run(args.data, args.store, args.conversation, args.budget, args.repeats))
+    print(f"Recall latency — {platform.machine()}, {datetime.now(UTC):%Y-%m-%d}, token budget {args.budget}\n")
+    print("| metric | value |\n|---|---|")
+    for k, v in r.items():
+        print(f"| {k} | {v:.3f} |" if isinstance(v, float) else f"| {k} | {v} |")
+
+
+if __name__ == "__main__":
+    main()
