@@ -3,7 +3,7 @@
 Query embedding and NLP are included; no reranker; the recall cache is off. The memory is
 ingested through the facade first (or reused with ``--store`` from an earlier run).
 
-    uv run python benchmarks/recall_latency_bench.py --data ../shared/data/locomo/locomo_dev.json
+    uv run python -m benchmarks.recall_latency_bench --data ../shared/data/locomo/locomo_dev.json
 """
 
 from __future__ import annotations
@@ -43,10 +43,11 @@ async def ingest(uni: Uniko, conv: object) -> None:
     await agent.consolidate()
 
 
-async def run(data: Path, store: Path | None, conv_index: int, budget: int, repeats: int) -> dict[str, float]:
+async def run(
+    data: Path, store: Path | None, conv_index: int, budget: int, repeats: int, fresh: bool
+) -> dict[str, float]:
     ds = load_any(data, "locomo")
     conv = sorted(ds.conversations, key=lambda c: c.id)[conv_index]
-    fresh = store is None or not store.exists()
     path = store or Path(f"/tmp/uniko-latency-{conv.id}.db")
     uni = await Uniko.open(path)
     try:
@@ -61,7 +62,11 @@ async def run(data: Path, store: Path | None, conv_index: int, budget: int, repe
             for q in questions:
                 t0 = time.perf_counter()
                 b = await agent.recall(
-                    q.text, token_budget=budget, limit=200, reference_ts=reference_time(conv, q), use_cache=False
+                    q.text,
+                    token_budget=budget,
+                    limit=200,
+                    reference_ts=reference_time(conv, q),
+                    use_cache=False,
                 )
                 lat.append((time.perf_counter() - t0) * 1000)
                 early += b.phase1_only or b.phase2_only
@@ -86,8 +91,11 @@ def main() -> None:
     ap.add_argument("--budget", type=int, default=1000)
     ap.add_argument("--repeats", type=int, default=1)
     args = ap.parse_args()
-    r = asyncio.run(run(args.data, args.store, args.conversation, args.budget, args.repeats))
-    print(f"Recall latency — {platform.machine()}, {datetime.now(UTC):%Y-%m-%d}, token budget {args.budget}\n")
+    fresh = args.store is None or not args.store.exists()
+    r = asyncio.run(run(args.data, args.store, args.conversation, args.budget, args.repeats, fresh))
+    print(
+        f"Recall latency — {platform.machine()}, {datetime.now(UTC):%Y-%m-%d}, token budget {args.budget}\n"
+    )
     print("| metric | value |\n|---|---|")
     for k, v in r.items():
         print(f"| {k} | {v:.3f} |" if isinstance(v, float) else f"| {k} | {v} |")
