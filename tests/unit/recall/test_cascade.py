@@ -78,13 +78,22 @@ async def ask(agent: Agent, query: str, **options: Any) -> ContextBundle:
 
 
 async def test_phase1_exits_early_when_facts_cover_the_question(agent: Agent) -> None:
-    b = await ask(agent, EXACT, explain=True)
+    # the coverage gate alone (the budget rule is tested below)
+    b = await ask(agent, EXACT, explain=True, gate_budget_factor=0.0)
     assert b.phase1_only and not b.phase2_only
     assert b.trace is not None and set(b.trace["phases"]) == {"1"}
     assert b.coverage >= 0.75
     assert len(b.items) >= 3 and {i.kind for i in b.items} == {"fact"}
     assert b.items[0].content == EXACT
     assert all(0.0 < i.score <= 1.0 for i in b.items)  # calibrated relevance, not RRF scale
+
+
+async def test_a_few_facts_do_not_end_the_cascade_for_a_large_bundle(agent: Agent) -> None:
+    """Covered but thin: Phase 1 may not stop when its Facts cannot fill the budget 3 times over."""
+    b = await ask(agent, EXACT, explain=True, token_budget=2000, limit=100)
+    assert not b.phase1_only
+    assert b.trace is not None and b.trace["phases"]["1"]["pool_tokens"] < 3 * 2000
+    assert "2" in b.trace["phases"]
 
 
 async def test_phase1_needs_three_items(agent: Agent) -> None:
@@ -100,11 +109,11 @@ async def test_drift_override_forces_phase2(uni: Uniko, agent: Agent) -> None:
     async with store.unit(AGENT) as unit:
         unit.put(ent.model_copy(update={"unstable": True}))
     try:
-        b = await ask(agent, EXACT, explain=True)
+        b = await ask(agent, EXACT, explain=True, gate_budget_factor=0.0)
         assert not b.phase1_only
         assert b.trace is not None and b.trace["phases"]["1"]["drift_override"] is True
         assert "2" in b.trace["phases"]
-        off = await ask(agent, EXACT, drift_override_enabled=False)
+        off = await ask(agent, EXACT, drift_override_enabled=False, gate_budget_factor=0.0)
         assert off.phase1_only
     finally:
         async with store.unit(AGENT) as unit:
