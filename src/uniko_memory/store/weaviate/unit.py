@@ -8,15 +8,15 @@ and (3) writes only the difference, in a fixed order. ``Plan`` is the result of 
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ...errors import ValidationError
-from ...model import Edge, EdgeType, Node, Tier
-from ..embedded.unit import (
+from ...model import Node, Tier
+from ..buffered_unit import (
+    BufferedUnit,
     DeleteEdge,
     DeleteNode,
     Op,
@@ -24,13 +24,10 @@ from ..embedded.unit import (
     PutEdge,
     PutNode,
     PutVector,
-    serialize_node,
-    serialize_props,
 )
-from ..embedded.vectors import as_unit_vector
 
 if TYPE_CHECKING:
-    from .store import WeaviateStore
+    pass
 
 EdgeKey = tuple[str, str, str]
 
@@ -145,69 +142,9 @@ def replay(
     return plan
 
 
-class WeaviateUnit:
+class WeaviateUnit(BufferedUnit):
     """Collects writes; the store plans and applies them when the ``async with`` block exits."""
-
-    def __init__(self, store: WeaviateStore, agent: str) -> None:
-        self.agent = agent
-        self._store = store
-        self.ops: list[Op] = []
-        self._overlay: dict[str, Node | None] = {}
-        self._dim: int | None = store.dim
-
-    def _check_vector(self, vector: Any) -> np.ndarray:
-        try:
-            vec = as_unit_vector(vector, self._dim)
-        except ValueError as exc:
-            raise ValidationError(str(exc)) from None
-        if self._dim is None:
-            self._dim = int(vec.shape[0])
-        return vec
 
     @property
     def dim(self) -> int | None:
         return self._dim
-
-    def put(self, node: Node, vector: np.ndarray | None = None) -> None:
-        if not isinstance(node, Node):
-            raise ValidationError(f"put() takes a Node, got {type(node).__name__}")
-        if node.agent != self.agent:
-            raise ValidationError(f"node {node.id} belongs to agent {node.agent!r}, not {self.agent!r}")
-        vec = None if vector is None else self._check_vector(vector)
-        data = serialize_node(node)
-        try:
-            data.encode("utf-8")
-        except UnicodeEncodeError as exc:  # pragma: no cover - pydantic refuses these first
-            raise ValidationError(f"node {node.id} cannot be stored: {exc}") from None
-        self.ops.append(PutNode(node, data))
-        self._overlay[node.id] = node
-        if vec is not None:
-            self.ops.append(PutVector(node.id, node.tier, vec))
-
-    def set_vector(self, node_id: str, tier: Tier, vector: np.ndarray) -> None:
-        self.ops.append(PutVector(node_id, Tier(tier), self._check_vector(vector)))
-
-    def put_edge(self, edge: Edge) -> None:
-        if not isinstance(edge, Edge):
-            raise ValidationError(f"put_edge() takes an Edge, got {type(edge).__name__}")
-        self.ops.append(PutEdge(edge, serialize_props(edge)))
-
-    def delete_node(self, node_id: str) -> None:
-        self.ops.append(DeleteNode(node_id))
-        self._overlay[node_id] = None
-
-    def delete_edge(self, edge_type: EdgeType, src: str, dst: str) -> None:
-        self.ops.append(DeleteEdge(EdgeType(edge_type), src, dst))
-
-    def put_blob(self, sha256: str, data: bytes) -> None:
-        if not isinstance(data, (bytes, bytearray, memoryview)):
-            raise ValidationError("blob data must be bytes")
-        data = bytes(data)
-        if hashlib.sha256(data).hexdigest() != sha256:
-            raise ValidationError("blob sha256 does not match its content")
-        self.ops.append(PutBlob(sha256, data))
-
-    async def get(self, node_id: str) -> Node | None:
-        if node_id in self._overlay:
-            return self._overlay[node_id]
-        return await self._store.get(self.agent, node_id)
