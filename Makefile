@@ -4,7 +4,7 @@ SHELL := /bin/bash
 UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
 RUN := $(UV) run --locked
 
-.PHONY: setup demo test lint typecheck unit bench store-bench
+.PHONY: setup demo test lint typecheck unit audit bench store-bench
 
 setup:
 	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
@@ -25,7 +25,11 @@ unit: setup
 	@$(RUN) pytest -q -p no:cacheprovider; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
-test: lint typecheck unit
+# Known vulnerabilities in the locked dependencies fail; an unreachable database is a notice.
+audit: setup
+	@UV="$(UV)" $(RUN) bash scripts/audit.sh
+
+test: lint typecheck unit audit
 
 bench: setup
 	$(RUN) python benchmarks/run_bench.py

@@ -84,7 +84,7 @@ question = "What is the name of Priya's cat?"
 answer = agent.answer_sync(question, llm=model_for(question))
 print("answer:", answer.text)
 print("grounded in", len(answer.context.items), "memory items; first sources:", answer.citations()[:2])
-print(answer.context.render().splitlines()[1])
+print(answer.context.render().splitlines()[2])
 
 # %% [markdown]
 # ## Record query Episodes

@@ -83,6 +83,8 @@ class BenchConfig:
     hit_rate_k: int = 15
     categories: frozenset[str] | None = None
     max_conversations: int | None = None
+    conversation_ids: frozenset[str] | None = None  # only these conversations (before max_conversations)
+    max_questions: int | None = None  # only the first N questions of each conversation (quick runs)
     keep_bundle_budget: int | None = (
         None  # store the bundle text at this budget per question (for the LLM stage)
     )
@@ -96,6 +98,8 @@ class BenchConfig:
             "hit_rate_k": self.hit_rate_k,
             "categories": sorted(self.categories) if self.categories is not None else None,
             "max_conversations": self.max_conversations,
+            "conversation_ids": sorted(self.conversation_ids) if self.conversation_ids is not None else None,
+            "max_questions": self.max_questions,
         }
 
 
@@ -277,9 +281,18 @@ async def run_system(
 
 
 def select_conversations(dataset: EvalDataset, config: BenchConfig) -> list[Conversation]:
+    """The conversations to run, by id: ``conversation_ids``, then the first ``max_conversations``;
+    each cut to its first ``max_questions`` questions. Unknown ids raise ``KeyError``."""
     convs = sorted(dataset.conversations, key=lambda c: c.id)
+    if config.conversation_ids is not None:
+        missing = sorted(config.conversation_ids - {c.id for c in convs})
+        if missing:
+            raise KeyError(f"unknown conversation id(s) {missing}; known: {[c.id for c in convs]}")
+        convs = [c for c in convs if c.id in config.conversation_ids]
     if config.max_conversations is not None:
         convs = convs[: config.max_conversations]
+    if config.max_questions is not None:
+        convs = [c.model_copy(update={"questions": c.questions[: config.max_questions]}) for c in convs]
     return convs
 
 
@@ -531,7 +544,35 @@ def render_markdown(report: Mapping[str, Any]) -> str:
                 bc = report["systems"][s]["quality"][m]["by_category"]
                 lines.append(f"| {m} | {s} | " + " | ".join(_fmt(bc.get(c), m) for c in cats) + " |")
         lines.append("")
+    if report.get("llm"):
+        lines += render_llm_markdown(report["llm"])
     return "\n".join(lines)
+
+
+def render_llm_markdown(llm: Mapping[str, Any]) -> list[str]:
+    """The LLM stage (``report["llm"]``): accuracy per system and category, tokens per question."""
+    systems: Mapping[str, Any] = llm["systems"]
+    cats = sorted({c for s in systems.values() for c in s["accuracy_by_category"]})
+    lines = [
+        f"LLM stage: answers by `{llm['answer_model']}`, graded by `{llm['judge_model']}`, "
+        f"from each question's bundle at {llm['bundle_budget']} tokens.",
+        "",
+        "| system | accuracy | "
+        + " | ".join(cats)
+        + (" | " if cats else "")
+        + "n | answer tok/q | judge tok/q |",
+        "|" + "---|" * (len(cats) + 5),
+    ]
+    for name, s in systems.items():
+        est = "~" if s["tokens_estimated"] else ""
+        by = [_fmt(s["accuracy_by_category"].get(c), "answer") for c in cats]
+        lines.append(
+            f"| {name} | {_fmt(s['accuracy'], 'answer')} | "
+            + "".join(f"{b} | " for b in by)
+            + f"{s['n']} | {est}{_fmt(s['answer_tokens_per_question'])} | {est}{_fmt(s['judge_tokens_per_question'])} |"
+        )
+    lines += ["", "~ = estimated token counts (the model reported no usage).", ""]
+    return lines
 
 
 def write_outputs(

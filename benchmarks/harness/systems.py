@@ -18,6 +18,20 @@ def _uniko() -> MemorySystem:
     return UnikoSystem()
 
 
+def _uniko_noconsol() -> MemorySystem:
+    """uniko without consolidation and cortex sweep: recall over messages, observations, chunks, summaries."""
+    from .uniko_system import UnikoSystem
+
+    return UnikoSystem(consolidate=False)
+
+
+def _uniko_nosweep() -> MemorySystem:
+    """uniko with consolidation but without the cortex sweep (no topics, procedures or decay)."""
+    from .uniko_system import UnikoSystem
+
+    return UnikoSystem(sweep=False)
+
+
 def _hybrid_full() -> HybridBaseline:
     """RRF over the complete BM25 and dense rankings (a stronger hybrid than the BASELINES.md reference)."""
     return HybridBaseline(rrf_depth=None)
@@ -29,6 +43,8 @@ SYSTEMS: dict[str, Callable[[], MemorySystem]] = {
     "baseline-hybrid": HybridBaseline,
     "baseline-hybrid-full": _hybrid_full,
     "uniko": _uniko,
+    "uniko-noconsol": _uniko_noconsol,
+    "uniko-nosweep": _uniko_nosweep,
 }
 
 DEFAULT_SYSTEMS = ("uniko", "baseline-bm25", "baseline-dense", "baseline-hybrid")

@@ -1,10 +1,20 @@
 """uniko-memory as a ``MemorySystem`` for the harness: ingest through the facade, recall per budget.
 
 Per conversation: a fresh in-memory store; each session's turns committed as one unit (as a user
-importing a transcript would); post-ingest flushed; every session finalised; a consolidation
-cycle run. Questions go through ``agent.recall`` with ``reference_ts`` = the question time.
+importing a transcript would) and its post-ingest work (P3 observations, P7a embeddings) flushed
+before the next session; every session finalised; then (``consolidate``) one consolidation run over
+the whole backlog and (``sweep``) one cortex sweep (procedures, topics, decay, session maintenance).
+Questions go through ``agent.recall`` with ``reference_ts`` = the question time.
 An item covers exactly the turns its provenance reaches (Message, transcript chunk members,
 the source Message of an Observation / Fact); Topics and Summaries cover nothing.
+
+Determinism. The engine's background triggers fire on timing: a consolidation cycle starts once
+``consolidation_threshold`` observations are waiting (while ingest goes on), on a wall-clock timer,
+and the cortex sweep after every n-th cycle but at most once per ``cortex_min_interval_secs``. Which
+turns a cycle sees would then depend on the machine's speed. The harness turns those triggers off
+(``DETERMINISTIC_PIPELINE``) and runs the same steps explicitly at fixed points, and flushes the
+post-ingest queue after every session so its batches are always the same. Two runs on the same data
+give the same metrics (``benchmarks/determinism_check.py`` checks it).
 """
 
 from __future__ import annotations
@@ -13,6 +23,7 @@ import time
 from datetime import datetime
 from typing import Any
 
+from uniko_memory.config import UnikoConfig
 from uniko_memory.facade import Uniko
 from uniko_memory.ingest import Turn
 from uniko_memory.model import message_id
@@ -24,16 +35,51 @@ from .metrics import RetrievalResult, RetrievedItem
 AGENT = "bench"
 #: Item-limit metrics are asked with a budget large enough never to bind.
 UNBOUNDED_TOKENS = 1_000_000
+_NEVER = 10**9
+#: Pipeline settings that keep every timing-driven background step from firing (see the module docstring).
+DETERMINISTIC_PIPELINE: dict[str, Any] = {
+    "consolidation_threshold": _NEVER,
+    "consolidation_interval_secs": float(_NEVER),
+    "cortex_cycle_every_n_consolidations": _NEVER,
+}
+
+
+def bench_config(overrides: dict[str, Any] | None = None) -> UnikoConfig:
+    """The shipped defaults with the background triggers off (``DETERMINISTIC_PIPELINE``)."""
+    data: dict[str, Any] = dict(overrides or {})
+    data["pipeline"] = {**DETERMINISTIC_PIPELINE, **data.get("pipeline", {})}
+    return UnikoConfig.build(data)
 
 
 class UnikoSystem:
-    """The shipped defaults, offline: local embedder, spaCy, no reranker, no LLM."""
+    """The shipped defaults, offline: local embedder, spaCy, no reranker, no LLM.
+
+    ``consolidate=False`` skips consolidation (and with it the sweep): recall then runs over the raw
+    tiers (messages, observations, transcript chunks, summaries) only. ``sweep=False`` keeps
+    consolidation but skips the cortex sweep. ``embedder`` / ``nlp`` replace the default models
+    (tests); ``config`` fixes the recall settings; ``overrides`` change single recall fields.
+    """
 
     recall_per_budget = True
 
-    def __init__(self, config: RecallConfig | None = None, **overrides: Any) -> None:
+    def __init__(
+        self,
+        config: RecallConfig | None = None,
+        *,
+        consolidate: bool = True,
+        sweep: bool = True,
+        uniko_config: dict[str, Any] | None = None,
+        embedder: Any = None,
+        nlp: Any = None,
+        **overrides: Any,
+    ) -> None:
         self._base = config
         self._overrides = overrides
+        self.consolidate = consolidate
+        self.sweep = sweep and consolidate
+        self._uniko_config = uniko_config
+        self._embedder = embedder
+        self._nlp = nlp
         self.uni: Uniko | None = None
         self.turn_of: dict[str, str] = {}
         self.session_of: dict[str, str] = {}
@@ -41,7 +87,9 @@ class UnikoSystem:
 
     async def setup(self, conversation: Conversation) -> None:
         t0 = time.perf_counter()
-        self.uni = await Uniko.in_memory()
+        self.uni = await Uniko.in_memory(
+            bench_config(self._uniko_config), embedder=self._embedder, nlp=self._nlp
+        )
         agent = self.uni.agent(AGENT)
         for session in conversation.sessions:
             turns = []
@@ -52,11 +100,17 @@ class UnikoSystem:
                 turns.append(Turn(id=t.id, sender=t.speaker, content=t.text, at=t.timestamp, addressed_to=to))
             if turns:
                 await agent.session(session.id).commit_unit(turns)
-        await agent.flush()
+                await agent.flush()  # same post-ingest batches every run
         for session in conversation.sessions:
             await agent.session(session.id).finalize()
-        await agent.consolidate()
-        self.setup_stats = {"setup_s": time.perf_counter() - t0, "nodes": await agent.stats()}
+        stats: dict[str, Any] = {}
+        if self.consolidate:
+            cycle = await agent.consolidate()
+            stats["consolidation_failed"] = cycle is None
+            if self.sweep:
+                report = await agent.sweep()
+                stats["sweep_errors"] = dict(report.errors)
+        self.setup_stats = {"setup_s": time.perf_counter() - t0, "nodes": await agent.stats(), **stats}
 
     def _config(self, limit: int | None, token_budget: int | None, reference_ts: datetime) -> RecallConfig:
         assert self.uni is not None

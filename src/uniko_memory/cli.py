@@ -14,13 +14,22 @@ error names the line or record and nothing is written):
   ``<session>#<n>``, the n-th turn of that session in the file, so re-running a file is a no-op).
 
 Every turn is one ``observe`` (one transaction); replays of stored turns are counted, not errors.
+
+``uniko ingest-doc FILE... --agent A`` stores documents (text, Markdown, HTML, PDF) as artifacts
+(``Agent.ingest_artifact``); a file whose text cannot be extracted is stored, reported, and exits 1.
+
+``uniko bench [run_bench options]`` runs the retrieval benchmark harness (``benchmarks/run_bench.py``).
+The harness is not part of the installed package: it is found in the source checkout this module
+lives in (an editable install), in ``$UNIKO_BENCH_ROOT``, or in the current directory or one above.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import json
+import os
 import re
 import sys
 import tempfile
@@ -423,6 +432,104 @@ async def ingest(
     return 0
 
 
+async def ingest_doc(
+    files: Sequence[Path], db: Path, agent: str, mime_type: str | None, session: str | None, visibility: str
+) -> int:
+    from .facade import Uniko
+
+    failed = 0
+    uni = await Uniko.open(db)
+    try:
+        memory = uni.agent(agent)
+        for f in files:
+            r = await memory.ingest_artifact(f, mime_type=mime_type, session=session, visibility=visibility)
+            pages = f", {r.page_count} pages" if r.page_count is not None else ""
+            state = "already stored" if r.was_replay else f"{r.chunks} chunks{pages}"
+            _out(f"{f}: {r.artifact_node_id} ({r.mime_type}, {r.size:,} bytes) {state}")
+            if r.secrets_redacted:
+                _out(f"  masked {r.secrets_redacted} secret(s); original bytes stored: {r.bytes_stored}")
+            if r.extraction_failed:
+                failed += 1
+                _err(f"  stored, but its text could not be extracted: {r.extraction_error}")
+        _out(f"store {db}")
+        await _print_tiers(uni.kb.store, [agent])
+    finally:
+        await uni.close()
+    return 1 if failed else 0
+
+
+# ---------------------------------------------------------------------------------- bench
+BENCH_ROOT_ENV = "UNIKO_BENCH_ROOT"
+_BENCH_MARKERS = (
+    "benchmarks/run_bench.py",
+    "benchmarks/harness/run.py",
+    "benchmarks/harness/uniko_system.py",
+)
+BENCH_MISSING = f"""\
+the benchmark harness is not available: it is not part of the installed package (a wheel ships
+only uniko_memory) but lives in benchmarks/ of a uniko-memory source checkout. Run `uniko bench`
+inside a checkout (or set {BENCH_ROOT_ENV}=<checkout>) with its dev dependencies installed
+(`uv sync`), or run `python benchmarks/run_bench.py` there."""
+
+
+class BenchUnavailable(RuntimeError):
+    """The benchmark harness cannot be found or loaded; the message says what to do."""
+
+
+def is_bench_root(path: Path) -> bool:
+    return all((path / m).is_file() for m in _BENCH_MARKERS)
+
+
+def find_bench_root(
+    *, env: dict[str, str] | None = None, module_file: str | Path = __file__, cwd: Path | None = None
+) -> Path:
+    """The checkout holding ``benchmarks/run_bench.py``: ``$UNIKO_BENCH_ROOT`` if set, else the
+    checkout this module lives in (``src/uniko_memory/cli.py``), else the current directory or a
+    parent. Raises ``BenchUnavailable``."""
+    environ = os.environ if env is None else env
+    explicit = environ.get(BENCH_ROOT_ENV)
+    if explicit:
+        root = Path(explicit).expanduser().resolve()
+        if not is_bench_root(root):
+            raise BenchUnavailable(f"{BENCH_ROOT_ENV}={explicit}: no benchmarks/run_bench.py harness there")
+        return root
+    here = (cwd or Path.cwd()).resolve()
+    for candidate in (Path(module_file).resolve().parents[2], here, *here.parents):
+        if is_bench_root(candidate):
+            return candidate
+    raise BenchUnavailable(BENCH_MISSING)
+
+
+def load_bench(root: Path) -> Any:
+    """Import ``benchmarks.run_bench`` from the checkout at ``root``."""
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    try:
+        module = importlib.import_module("benchmarks.run_bench")
+    except ImportError as exc:
+        raise BenchUnavailable(
+            f"cannot load the harness from {root / 'benchmarks'}: {exc}; "
+            "install the dev dependencies of the checkout (`uv sync`)"
+        ) from None
+    loaded = Path(module.__file__ or "").resolve()
+    if loaded != (root / "benchmarks" / "run_bench.py").resolve():
+        raise BenchUnavailable(
+            f"another 'benchmarks' package is already imported ({loaded}); cannot load {root}"
+        )
+    return module
+
+
+def bench(argv: Sequence[str]) -> int:
+    """``uniko bench ARGS`` = ``python benchmarks/run_bench.py ARGS`` (same options, same exit codes)."""
+    try:
+        run_bench = load_bench(find_bench_root())
+    except BenchUnavailable as exc:
+        _err(f"uniko bench: {exc}")
+        return 2
+    rc: int = run_bench.main(list(argv), prog="uniko bench")
+    return rc
+
+
 # ---------------------------------------------------------------------------------- demo, stats
 async def demo(path: Path | None) -> None:
     """Ingest the bundled sample through the facade and show what each tier now holds."""
@@ -502,8 +609,17 @@ async def stats(path: Path) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["bench"]:  # every later argument (--help included) belongs to the harness
+        return bench(argv[1:])
     parser = argparse.ArgumentParser(prog="uniko", description="uniko-memory command line")
     sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser(
+        "bench",
+        add_help=False,
+        help="run the retrieval benchmark (benchmarks/run_bench.py; needs a source checkout); "
+        "`uniko bench --help` lists its options",
+    )
     p_demo = sub.add_parser("demo", help="ingest the bundled sample conversation and show what was stored")
     p_demo.add_argument("--path", type=Path, default=None, help="keep the store at this path")
     p_stats = sub.add_parser("stats", help="count nodes per agent and tier in a store")
@@ -530,6 +646,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="finalise every touched session afterwards (transcript chunks, summary); default on",
     )
     p_ing.add_argument("--plain", action="store_true", help="plain progress lines instead of a progress bar")
+    p_doc = sub.add_parser(
+        "ingest-doc",
+        help="store documents (text, Markdown, HTML, PDF) as artifacts",
+        description="Store documents as artifacts with searchable chunks (see docs/artifacts.md).",
+    )
+    p_doc.add_argument("files", type=Path, nargs="+")
+    p_doc.add_argument("--agent", required=True, help="agent to store into")
+    p_doc.add_argument(
+        "--path", type=Path, default=DEFAULT_PATH, help=f"the store (default: ./{DEFAULT_PATH})"
+    )
+    p_doc.add_argument("--mime-type", default=None, help="the type of every file (default: from its suffix)")
+    p_doc.add_argument("--session", default=None, help="attach the documents to this session")
+    p_doc.add_argument("--visibility", default="public", help="public (default), private:P, team:T or org:O")
     args = parser.parse_args(argv)
     if args.command == "demo":
         asyncio.run(demo(args.path))
@@ -551,6 +680,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         except UnikoError as exc:
             _err(f"uniko ingest: {type(exc).__name__}: {exc}")
             return 1
+    elif args.command == "ingest-doc":
+        from .errors import UnikoError
+
+        try:
+            return asyncio.run(
+                ingest_doc(args.files, args.path, args.agent, args.mime_type, args.session, args.visibility)
+            )
+        except UnikoError as exc:
+            _err(f"uniko ingest-doc: {type(exc).__name__}: {exc}")
+            return 2
     return 0
 
 

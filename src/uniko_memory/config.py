@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .errors import ConfigError
+from .security.patterns import check_extra_patterns
 
 
 class _Group(BaseModel):
@@ -53,12 +54,25 @@ class IngestConfig(_Group):
     max_turn_chars: int = Field(200_000, ge=1)
     #: The most turns one multi-turn unit may carry.
     max_unit_turns: int = Field(1_000, ge=1)
+    #: A turn's metadata may take at most this many bytes serialised as JSON (64 KiB).
+    max_metadata_bytes: int = Field(65_536, ge=1)
     #: Post-ingest (P3 + P7a) batch size.
     post_ingest_batch: int = Field(64, ge=1)
     #: Sessions with no new turn for this long are auto-closed and finalised by maintenance.
     session_inactivity_secs: float = Field(3600.0, gt=0)
     #: Artifacts larger than this are refused.
     max_artifact_bytes: int = Field(50_000_000, ge=1)
+    #: Mask secrets (API keys, tokens, private keys, passwords, card numbers) before a turn is stored.
+    redact_secrets: bool = True
+    #: Extra regexes to mask as ``[REDACTED:custom]``; a group named ``secret`` masks only that part.
+    secret_patterns_extra: list[str] = Field(default_factory=list)
+    #: Store an artifact's original bytes even when secrets were masked in its text (the bytes keep them).
+    store_artifact_bytes_with_secrets: bool = False
+
+    @field_validator("secret_patterns_extra")
+    @classmethod
+    def _secret_patterns(cls, v: list[str]) -> list[str]:
+        return check_extra_patterns(v)
 
 
 class NlpConfig(_Group):

@@ -55,9 +55,21 @@ class StoreError(UnikoError):
 
 
 class StoreLocked(StoreError):
-    """Another process holds the embedded store open."""
+    """Another process holds the embedded store open, or another connection its write lock."""
 
     kind = "store_locked"
+
+
+class StorageFull(StoreError):
+    """The disk (or quota) holding the store is full; the failed write was rolled back."""
+
+    kind = "storage_full"
+
+
+class StoreReadOnly(StoreError):
+    """The store cannot be written (file or directory permissions, a read-only mount)."""
+
+    kind = "store_read_only"
 
 
 class SchemaMismatch(StoreError):

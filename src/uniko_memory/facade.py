@@ -23,6 +23,7 @@ from .consolidation import CycleStats, run_cycle
 from .consolidation.forget import ForgetReport, forget_messages, forget_participant
 from .cortex import SweepGate, SweepReport, match_procedures, record_procedure_use, run_sweep
 from .errors import ClosedError, NotFound, UnikoError, ValidationError
+from .ingest.artifacts import ArtifactIngest, ArtifactReport, ArtifactSource
 from .ingest.atomic import AtomicIngest, ObserveResult, UnitResult
 from .ingest.finalize import FinalizeReport, SessionFinalizer
 from .ingest.post import PostIngest
@@ -235,6 +236,17 @@ class Agent:
                 closed.append(node.external_id)
         return closed
 
+    @_engine
+    async def sweep(self, *, llm: Any = None) -> SweepReport:
+        """Run the cortex sweep now (procedures, topics, decay, closing idle sessions), after pending
+        post-ingest work. ``llm`` (a LangChain chat model or a ``ChatModel``; default the
+        ``chat_model`` given to ``Uniko.open``) writes abstractive summaries of the sessions it
+        closes, through the circuit breaker; a failing model leaves their extractive summaries."""
+        uni = self._uni
+        await uni._pipeline.flush(self.agent_id)
+        async with uni._pipeline._cycle_locks[self.agent_id]:
+            return await uni._sweep(self.agent_id, llm=llm)
+
     # ------------------------------------------------------------------ answers and procedures
     @_engine
     async def answer(
@@ -361,6 +373,34 @@ class Agent:
         store = self._uni.kb.store
         return {t.value: n for t in Tier if (n := await store.count(self.agent_id, t))}
 
+    @_engine
+    async def ingest_artifact(
+        self,
+        source: ArtifactSource,
+        *,
+        title: str | None = None,
+        mime_type: str | None = None,
+        external_id: str | None = None,
+        session: str | Session | None = None,
+        visibility: str = "public",
+    ) -> ArtifactReport:
+        """Store a text, Markdown, HTML or PDF document (a path or bytes) as an Artifact with Chunks.
+
+        One unit commits the bytes, the Artifact and its chunks (BM25-searchable at once); the
+        chunks are then embedded in this call (vector-searchable on return). A document whose text
+        cannot be extracted is still stored, with ``extraction_failed`` set. See docs/artifacts.md.
+        """
+        uni = self._uni
+        return await ArtifactIngest(uni.kb.store, uni.config, uni.kb.embedder).ingest(
+            self.agent_id,
+            source,
+            title=title,
+            mime_type=mime_type,
+            external_id=external_id,
+            session=session.session_id if isinstance(session, Session) else session,
+            visibility=visibility,
+        )
+
     def flush_sync(self, timeout: float | None = None) -> None:
         self._uni._run_sync(self.flush(timeout))
 
@@ -372,6 +412,9 @@ class Agent:
 
     def maintain_sessions_sync(self, inactivity_secs: float | None = None) -> list[str]:
         return self._uni._run_sync(self.maintain_sessions(inactivity_secs))
+
+    def sweep_sync(self, *, llm: Any = None) -> SweepReport:
+        return self._uni._run_sync(self.sweep(llm=llm))
 
     def stats_sync(self) -> dict[str, int]:
         return self._uni._run_sync(self.stats())
@@ -417,6 +460,9 @@ class Agent:
     def forget_participant_sync(self, participant: str, *, hard: bool = False) -> ForgetReport:
         return self._uni._run_sync(self.forget_participant(participant, hard=hard))
 
+    def ingest_artifact_sync(self, source: ArtifactSource, **options: Any) -> ArtifactReport:
+        return self._uni._run_sync(self.ingest_artifact(source, **options))
+
 
 class Uniko:
     """The memory engine: a knowledge base, the NLP and embedding models, and the pipelines."""
@@ -437,6 +483,9 @@ class Uniko:
         #: A ``consolidation.TripleSource`` (e.g. ``LlmTripleSource``); None = the rule triples.
         self.triple_source: Any = None
         self._sweep_gate = SweepGate(kb.config)
+        #: A ``ChatModel`` for abstractive summaries of the sessions the cortex sweep closes
+        #: (``chat_model=`` of ``open`` / ``in_memory``, or ``set_chat_model``); None = extractive only.
+        self.summary_chat: Any = None
         self.last_sweep: dict[str, SweepReport] = {}
         self._pipeline = PipelineSystem(
             kb.config, self._atomic, self._post, consolidate=self._consolidate, breaker=self.llm_breaker
@@ -454,12 +503,14 @@ class Uniko:
         embedder: Any = None,
         nlp: Any = None,
         weaviate: Any = None,
+        chat_model: Any = None,
     ) -> Uniko:
         """Open (or create) a memory with the offline default models.
 
         The embedded store lives at ``path``. With ``weaviate=`` (a connected weaviate-client v4
         client) or ``config.store.backend == "weaviate"`` (connects to ``WEAVIATE_URL``), the
-        memory lives in Weaviate instead and ``path`` is ignored.
+        memory lives in Weaviate instead and ``path`` is ignored. ``chat_model`` (a LangChain chat
+        model or a ``ChatModel``) writes abstractive summaries of sessions the cortex sweep closes.
         """
         cfg = config or UnikoConfig()
         emb = embedder if embedder is not None else default_embedder(cfg)
@@ -467,16 +518,21 @@ class Uniko:
             kb = await _weaviate_kb(weaviate, cfg, emb)
         else:
             kb = await KnowledgeBase.open(path, cfg, embedder=emb)
-        return await cls._start(kb, nlp, None)
+        return await (await cls._start(kb, nlp, None))._with_chat_model(chat_model)
 
     @classmethod
     async def in_memory(
-        cls, config: UnikoConfig | None = None, *, embedder: Any = None, nlp: Any = None
+        cls,
+        config: UnikoConfig | None = None,
+        *,
+        embedder: Any = None,
+        nlp: Any = None,
+        chat_model: Any = None,
     ) -> Uniko:
         cfg = config or UnikoConfig()
         emb = embedder if embedder is not None else default_embedder(cfg)
         kb = await KnowledgeBase.in_memory(cfg, embedder=emb)
-        return await cls._start(kb, nlp, None)
+        return await (await cls._start(kb, nlp, None))._with_chat_model(chat_model)
 
     @classmethod
     async def from_knowledge_base(cls, kb: KnowledgeBase, *, nlp: Any = None) -> Uniko:
@@ -533,7 +589,27 @@ class Uniko:
             await self._sweep(agent)
         return stats
 
-    async def _sweep(self, agent: str) -> SweepReport:
+    def set_chat_model(self, llm: Any) -> Uniko:
+        """Use ``llm`` (a LangChain chat model, wrapped behind ``llm_breaker``, or a ``ChatModel``)
+        for abstractive session summaries in the sweep; None turns them off. Returns self."""
+        self.summary_chat = self._as_chat(llm)
+        return self
+
+    async def _with_chat_model(self, llm: Any) -> Uniko:
+        try:
+            return self.set_chat_model(llm)
+        except BaseException:  # not a chat model: do not leak a running engine
+            await self.close()
+            raise
+
+    def _as_chat(self, llm: Any) -> Any:
+        if llm is None or (hasattr(llm, "generate") and not hasattr(llm, "ainvoke")):
+            return llm
+        from .providers.chat import LangChainChat
+
+        return LangChainChat(llm, breaker=self.llm_breaker)
+
+    async def _sweep(self, agent: str, *, llm: Any = None) -> SweepReport:
         from .query import agent_participant_id
 
         report = await run_sweep(
@@ -543,6 +619,7 @@ class Uniko:
             agent,
             participant_id=agent_participant_id(agent),
             maintain_sessions=lambda: self.agent(agent).maintain_sessions(),
+            chat=self._as_chat(llm) if llm is not None else self.summary_chat,
         )
         self.last_sweep[agent] = report
         return report

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .cortex.procedures import action_type_for, action_type_of_intent, procedure_settings_for
 from .errors import NotFound
-from .model import Edge, EdgeType, Episode, Participant, Tier, make_id, participant_id
+from .model import PUBLIC, Edge, EdgeType, Episode, Participant, Tier, make_id, participant_id, private
 from .model.time import UtcDatetime, utcnow
 from .recall import ContextBundle, RecallCache, RecallConfig, RecallSource, predict_answer_type, recall
 from .store.filters import Eq, Range
@@ -229,7 +229,17 @@ async def record_query_episode(
             raise NotFound(f"no participant {pid!r} for agent {agent!r}")
     ts = options.timestamp or utcnow()
     coverage = bundle.coverage if math.isfinite(bundle.coverage) else 0.0
-    state: dict[str, Any] = dict(options.extra_state)
+    if kb.config.ingest.redact_secrets:
+        # The exchange is stored and embedded like a turn: the same masking applies.
+        from .security import scanner_for
+
+        scanner = scanner_for(tuple(kb.config.ingest.secret_patterns_extra))
+        question = scanner.redact(question).text
+        answer = scanner.redact(answer).text
+        extra_state, _ = scanner.redact_data(dict(options.extra_state))
+    else:
+        extra_state = dict(options.extra_state)
+    state: dict[str, Any] = dict(extra_state)
     state.update(
         {
             "topic": question,
@@ -254,6 +264,7 @@ async def record_query_episode(
     episode = Episode(
         id=make_id("epi", agent, pid, question, ts.isoformat()),
         agent=agent,
+        visibility=await _episode_visibility(store, agent, bundle, cfg),
         action_type=options.action_type or action_type or DEFAULT_ACTION,
         outcome=options.outcome,
         importance=options.importance,
@@ -276,6 +287,20 @@ async def record_query_episode(
                         Edge(type=EdgeType.FOLLOWED_BY, src=prev.id, dst=episode.id, props={"gap_ms": gap})
                     )
     return episode
+
+
+async def _episode_visibility(
+    store: Store, agent: str, bundle: ContextBundle, cfg: RecallConfig | None
+) -> str:
+    """Who may read a recorded exchange: everyone when its bundle held only public memory; else only
+    the viewer it was answered for (the agent's own participant when the recall was unrestricted),
+    so an answer quoting private or team memory never becomes a public Episode."""
+    ids = [i.node_id for i in bundle.items]
+    nodes = await store.get_many(agent, ids) if ids else {}
+    if all(n.visibility in ("", PUBLIC) for n in nodes.values()):
+        return PUBLIC
+    viewer = cfg.viewer if cfg is not None else None
+    return private(viewer.participant_id if viewer is not None else AGENT_SELF)
 
 
 async def _previous(store: Store, agent: str, pid: str, ts: datetime, own_id: str) -> Episode | None:

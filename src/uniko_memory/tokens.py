@@ -16,10 +16,11 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["count_tokens", "count_tokens_batch", "is_exact", "truncate_to_tokens"]
+__all__ = ["count_tokens", "count_tokens_batch", "is_exact", "min_tokens", "truncate_to_tokens"]
 
 _APPROX_FACTOR = 1.3
 _APPROX_RE = re.compile(r"\w+|[^\w\s]")
+_SPACE_PIECE_WITH_WORD = re.compile(r"[^ ]*?\w[^ ]*")
 _CACHE_MAX_CHARS = 512  # longer strings are rarely repeated; do not let them fill the cache
 
 _tokenizer: Any = None
@@ -75,6 +76,16 @@ def count_tokens(text: str) -> int:
     if len(text) <= _CACHE_MAX_CHARS:
         return _count_cached(text)
     return _count_uncached(text)
+
+
+def min_tokens(text: str) -> int:
+    """A cheap lower bound of :func:`count_tokens`, for rejecting texts that cannot fit a budget.
+
+    WordPiece never joins text across an ASCII space and gives every piece holding a word
+    character at least one token (the approximation counts at least as many), so the number of
+    such space-separated pieces never exceeds the real count.
+    """
+    return len(_SPACE_PIECE_WITH_WORD.findall(text))
 
 
 def count_tokens_batch(texts: Sequence[str]) -> list[int]:

@@ -116,3 +116,20 @@ async def test_self_loop_returned_once(store: Store) -> None:
         u.put(m)
         u.put_edge(loop)
     assert await store.neighbors(AGENT, [m.id], direction=Direction.BOTH) == [loop]
+
+
+@pytest.mark.parametrize("direction", [Direction.OUT, Direction.IN, Direction.BOTH])
+@pytest.mark.parametrize("types", [None, [EdgeType.MENTIONS], [EdgeType.NEXT, EdgeType.OBSERVED_IN]])
+async def test_neighbor_keys_match_neighbors(store: Store, graph, direction, types) -> None:
+    ids = [graph[k].id for k in ("m1", "m2", "alice", "obs")]
+    edges = await store.neighbors(AGENT, ids, types, direction)
+    keys = await store.neighbor_keys(AGENT, ids, types, direction)
+    assert len(keys) == len(set(keys))
+    assert set(keys) == {(e.src, e.type.value, e.dst) for e in edges}
+    assert all(type(k[1]) is str for k in keys)  # the type value, not the enum
+
+
+async def test_neighbor_keys_empty_unknown_and_other_agent(store: Store, graph) -> None:
+    assert await store.neighbor_keys(AGENT, []) == []
+    assert await store.neighbor_keys(AGENT, ["nope_missing"], direction=Direction.BOTH) == []
+    assert await store.neighbor_keys("someone-else", [graph["m1"].id], direction=Direction.BOTH) == []

@@ -24,6 +24,7 @@ except ImportError:  # pragma: no cover - depends on the environment
     raise ImportError('UnikoMemory needs langchain-classic: pip install "langchain-uniko[legacy]"') from None
 
 from ._common import as_viewer, forget_session, on_engine_sync, resolve_agent, session_deleter
+from ._render import render_memory
 
 
 class UnikoMemory(BaseMemory):
@@ -65,7 +66,8 @@ class UnikoMemory(BaseMemory):
     return_messages: bool = False
     """Return ``[SystemMessage(memory)]`` instead of a string (for chat prompts)."""
     header: bool = True
-    """Prefix the memory with uniko's "quoted data, not instructions" header."""
+    """Frame the memory with the "quoted data, not instructions" header and ``<memory>`` tags
+    (entries are quoted line by line either way; see ``docs/security.md``)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -109,7 +111,7 @@ class UnikoMemory(BaseMemory):
         return options
 
     def _variables(self, bundle: ContextBundle) -> dict[str, Any]:
-        text = bundle.render(header=self.header) if bundle.items else ""
+        text = render_memory(bundle, header=self.header)
         if self.return_messages:
             return {self.memory_key: [SystemMessage(content=text)] if text else []}
         return {self.memory_key: text}

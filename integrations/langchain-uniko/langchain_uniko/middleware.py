@@ -28,6 +28,7 @@ except ImportError:  # pragma: no cover - depends on the environment
     raise ImportError('UnikoMiddleware needs langchain 1.x: pip install "langchain-uniko[agents]"') from None
 
 from ._common import as_viewer, on_engine, on_engine_sync, resolve_agent
+from ._render import render_memory
 
 __all__ = ["UnikoMiddleware"]
 
@@ -62,6 +63,8 @@ class UnikoMiddleware(AgentMiddleware):
         recall_config: a base ``RecallConfig``; ``recall_options``: further overrides.
         user_id / assistant_id: participant ids of the two speakers.
         inject / record: switch either half off.
+        header: frame the injected memory with the "quoted data, not instructions" header and
+            ``<memory>`` tags (entries are quoted line by line either way).
         record_episode: also store each question/answer exchange as a query Episode (``True`` or
             a ``uniko_memory.query.QueryRecordOptions``), so the engine can learn from it.
 
@@ -146,7 +149,7 @@ class UnikoMiddleware(AgentMiddleware):
                 self._bundles.pop(next(iter(self._bundles)))
         if not bundle.items:
             return request
-        memory = bundle.render(header=self.header)
+        memory = render_memory(bundle, header=self.header)
         current = request.system_message
         if current is None:
             system = SystemMessage(content=memory)

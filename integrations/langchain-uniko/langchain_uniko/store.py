@@ -21,6 +21,9 @@ Mapping:
   (higher is better, not normalised). Without ``query``, search lists the stored values.
 * ``list_namespaces`` lists the namespaces of all sessions (also those written by
   ``UnikoMiddleware`` or the facade). TTLs are not supported.
+* **limits.** A batch puts at most ``IngestConfig.max_unit_turns`` values, and each must pass
+  the engine's turn limits (``max_turn_chars``, ``max_metadata_bytes``): a batch over a limit
+  raises uniko's ``ValidationError`` before any of its operations runs.
 """
 
 from __future__ import annotations
@@ -29,8 +32,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from uniko_memory.errors import ValidationError
 from uniko_memory.facade import Agent, Uniko
 from uniko_memory.ingest import Turn
+from uniko_memory.ingest.turn import check_turn
 from uniko_memory.model import Message, Tier, Viewer
 from uniko_memory.model import Session as SessionNode
 from uniko_memory.recall import RecallItem
@@ -137,6 +142,7 @@ class UnikoStore(BaseStore):
         return await on_engine(self.uni, self._run(list(ops)))
 
     async def _run(self, ops: list[Op]) -> list[Result]:
+        self._check_puts(ops)
         results: list[Result] = []
         for op in ops:
             if isinstance(op, GetOp):
@@ -243,12 +249,17 @@ class UnikoStore(BaseStore):
                 else:  # older engines: redact the stored value only
                     await self.uni.kb.store.redact(agent, [message.id])
             return
-        value = dict(op.value)
-        if live and live[-1].metadata[_META]["value"] == value:
+        if live and live[-1].metadata[_META]["value"] == dict(op.value):
             return  # same value again: nothing new to remember
-        version = len(every) + 1
+        await self.uni.agent(agent).session(session).observe(self._turn(op, len(every) + 1))
+
+    def _turn(self, op: PutOp, version: int) -> Turn:
+        """The turn that stores version ``version`` of a put's value."""
+        assert op.value is not None
+        value = dict(op.value)
         sender = value.get("sender") if isinstance(value.get("sender"), str) else self.sender
-        turn = Turn(
+        base = f"lg:{'/'.join(op.namespace)}:{op.key}"
+        return Turn(
             sender=sender,
             content=self._text(value),
             at=datetime.now(UTC),
@@ -257,7 +268,25 @@ class UnikoStore(BaseStore):
                 _META: {"namespace": list(op.namespace), "key": op.key, "value": value, "version": version}
             },
         )
-        await self.uni.agent(agent).session(session).observe(turn)
+
+    def _check_puts(self, ops: list[Op]) -> None:
+        """Refuse, before anything is written, a batch the engine would refuse part-way through.
+
+        A batch may put at most ``IngestConfig.max_unit_turns`` values, and each value must pass
+        the engine's turn checks (``max_turn_chars``, ``max_metadata_bytes``: the value rides in
+        the turn's metadata). The engine checks every turn again when it stores it.
+        """
+        limits = self.uni.config.ingest
+        puts = [op for op in ops if isinstance(op, PutOp) and op.value is not None]
+        if len(puts) > limits.max_unit_turns:
+            raise ValidationError(
+                f"the batch puts {len(puts):,} values, over the limit of {limits.max_unit_turns:,} "
+                "(IngestConfig.max_unit_turns); split it into several batches"
+            )
+        for position, op in enumerate(puts):
+            turn = self._turn(op, 1)
+            turn.metadata[_META]["version"] = 2**31  # the widest version: the check never under-counts
+            check_turn(turn, limits.max_turn_chars, position, max_metadata_bytes=limits.max_metadata_bytes)
 
     async def _search(self, op: SearchOp) -> list[SearchItem]:
         prefix = tuple(op.namespace_prefix)

@@ -8,6 +8,7 @@ from llama_index.core.chat_engine import SimpleChatEngine
 from llama_index.core.llms import MockLLM
 from llama_index.core.memory import Memory
 from llama_index.memory.uniko import UnikoMemoryBlock
+from llama_index.memory.uniko._render import split_entries
 
 from uniko_memory.facade import Agent, Uniko
 
@@ -42,9 +43,10 @@ async def test_aput_ingests_user_and_assistant_turns(fresh_agent: Agent) -> None
 async def test_atruncate_drops_last_items_then_everything(sample_agent: Agent) -> None:
     block = UnikoMemoryBlock(agent=sample_agent, k=5)
     text = await block.aget([_user("What is the name of Priya's cat?")])
-    lines = text.split("\n")
+    head, entries, tail = split_entries(text)
+    assert len(head) == 2 and len(entries) >= 2 and tail == ["</memory>"]
     shorter = await block.atruncate(text, 1)
-    assert shorter is not None and shorter.split("\n") == lines[:-1]
+    assert shorter == "\n".join([*head, *entries[:-1], *tail])  # whole entries go, the framing stays
     assert await block.atruncate(text, 10_000) is None
 
 

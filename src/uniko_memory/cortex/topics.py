@@ -22,7 +22,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from ..config import UnikoConfig
-from ..model import Direction, Edge, EdgeType, Entity, Fact, Tier, Topic, make_id
+from ..model import PUBLIC, Direction, Edge, EdgeType, Entity, Fact, Tier, Topic, make_id
 from ..model.time import utcnow
 from ..store.filters import IsNull
 from ..store.protocol import Store
@@ -147,7 +147,8 @@ async def detect_topics(
         found = await store.get_many(agent, fact_ids)
         for e in about:
             f = found.get(e.src)
-            if isinstance(f, Fact) and not f.redacted and f.valid_to is None:
+            # A Topic is public: it quotes only Facts everyone may see (never a private or team one).
+            if isinstance(f, Fact) and not f.redacted and f.valid_to is None and f.visibility in ("", PUBLIC):
                 facts_of[e.dst].append(f)
     vectors = await store.get_vectors(agent, member_ids) if member_ids else {}
 

@@ -100,13 +100,9 @@ class PostIngest:
                     )
                 )
             return results
-        missing = [it for it in items if it.analysis is None]
-        if missing:  # recovery path: the parse was not kept (e.g. after a restart)
-            analyses = await asyncio.to_thread(self.nlp.analyze, [it.message.content for it in missing])
-            for it, a in zip(missing, analyses, strict=True):
-                it.analysis = a
 
         def run() -> list[list[Any]]:
+            self._complete_analyses(items)
             return [
                 extract_observations(
                     it.analysis,
@@ -119,6 +115,27 @@ class PostIngest:
             ]
 
         return await asyncio.to_thread(run)
+
+    def _complete_analyses(self, items: Sequence[PostIngestItem]) -> None:
+        """Give every item a full analysis (with the dependency parse the rules need), in batches.
+
+        P2 keeps a shallow analysis (``NlpPipeline.analyze_shallow``): it is completed here on its
+        kept ``Doc``. Items without one (recovery after a restart) are analysed from scratch.
+        """
+        missing = [it for it in items if it.analysis is None]
+        if missing:
+            for it, a in zip(missing, self.nlp.analyze([it.message.content for it in missing]), strict=True):
+                it.analysis = a
+        shallow = [it for it in items if getattr(it.analysis, "shallow", False)]
+        if not shallow:
+            return
+        complete = getattr(self.nlp, "complete", None)
+        if complete is not None:
+            done = complete([it.analysis for it in shallow])
+        else:  # an NLP backend without two stages: analyse again
+            done = self.nlp.analyze([it.message.content for it in shallow])
+        for it, a in zip(shallow, done, strict=True):
+            it.analysis = a
 
     def _state(self, it: PostIngestItem, factory: Any) -> Any:
         key = (it.agent, it.message.session_id)

@@ -2,8 +2,9 @@
 
 Documented normalisations (never silent data loss): naive datetimes are UTC; lone surrogates become
 U+FFFD; C0/C1 control characters other than tab and newline are removed; line endings become
-``\\n``. Empty or whitespace-only content, and content over the configured size limit, are
-``ValidationError``s that name the turn.
+``\\n``. Empty or whitespace-only content, content over the configured size limit, and metadata
+over its limit (bytes of JSON) or not serialisable as JSON, are ``ValidationError``s that name the
+turn and the config field.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic_core import PydanticSerializationError, to_json
 
 from ..errors import ValidationError
 from ..model.time import UtcDatetime
@@ -72,7 +74,9 @@ class Turn(BaseModel):
         return self.sender_name or self.sender
 
 
-def check_turn(turn: Turn, max_chars: int, position: int = 0) -> None:
+def check_turn(
+    turn: Turn, max_chars: int, position: int = 0, *, max_metadata_bytes: int | None = None
+) -> None:
     label = f"turn {position}" + (f" (id {turn.id!r})" if turn.id else "")
     if not turn.content.strip():
         raise ValidationError(f"{label} has empty content; nothing to remember")
@@ -81,6 +85,21 @@ def check_turn(turn: Turn, max_chars: int, position: int = 0) -> None:
             f"{label} has {len(turn.content):,} characters, over the limit of {max_chars:,} "
             "(IngestConfig.max_turn_chars); split it into turns or ingest it as an artifact"
         )
+    if max_metadata_bytes is not None and turn.metadata:
+        size = metadata_bytes(turn.metadata, label)
+        if size > max_metadata_bytes:
+            raise ValidationError(
+                f"{label} has {size:,} bytes of metadata (as JSON), over the limit of "
+                f"{max_metadata_bytes:,} (IngestConfig.max_metadata_bytes); store large data as an artifact"
+            )
+
+
+def metadata_bytes(metadata: dict[str, Any], label: str = "turn") -> int:
+    """The size of ``metadata`` serialised as JSON, as the store writes it; refuses what cannot be."""
+    try:
+        return len(to_json(metadata))
+    except (PydanticSerializationError, ValueError, TypeError) as exc:
+        raise ValidationError(f"{label} has metadata that is not JSON-serialisable: {exc}") from None
 
 
 def turn_time(turn: Turn, default: datetime) -> datetime:

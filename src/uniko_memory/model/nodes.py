@@ -162,7 +162,8 @@ class Entity(Node):
 
 class Observation(Node):
     tier = Tier.OBSERVATION
-    content_fields = ("content", "object", "temporal_phrase")
+    #: The triple's subject and predicate are the turn's words too: a redacted copy keeps none.
+    content_fields = ("content", "subject", "predicate", "object", "temporal_phrase")
     session_field = "session_id"
     participant_field = "speaker_id"
     time_field = "observed_at"
@@ -187,7 +188,8 @@ class Observation(Node):
 
 class Fact(Node):
     tier = Tier.FACT
-    content_fields = ("object",)
+    #: Every word of the statement (and its normalised subject): a redacted Fact keeps none of them.
+    content_fields = ("subject", "predicate", "object", "subject_key")
     time_field = "valid_from"
     subject: str
     predicate: str

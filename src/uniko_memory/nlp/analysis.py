@@ -9,6 +9,7 @@ pickled, compared and built by hand in tests. Field names follow spaCy's token a
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -117,6 +118,13 @@ class Analysis:
     ``sentences`` are character spans ``[start, end)`` into ``text``; ``sentence_tokens`` are the
     same sentences as token index ranges ``[start, end)``. ``doc`` is the raw spaCy ``Doc`` in
     spaCy mode (for advanced consumers) and None in rule mode; it is excluded from comparisons.
+
+    ``shallow`` marks a spaCy analysis made without the dependency parse and lemmas
+    (``NlpPipeline.analyze_shallow``): tokens, POS and entities are final, but every ``dep`` is
+    empty, every ``head`` points at the token itself, ``lemma`` is the lower-cased text (except the
+    few the attribute ruler sets, e.g. "are" -> "be") and the sentences come from punctuation
+    (``punctuation_sentence_starts``).
+    ``NlpPipeline.complete`` turns it into the full analysis. Rule-mode analyses are never shallow.
     """
 
     text: str
@@ -126,6 +134,7 @@ class Analysis:
     entities: list[Entity]
     mode: Mode
     doc: Any = field(default=None, compare=False, repr=False)
+    shallow: bool = False
 
     def sentence_texts(self) -> list[str]:
         return [self.text[s:e] for s, e in self.sentences]
@@ -134,6 +143,34 @@ class Analysis:
         """Tokens of sentence ``index``."""
         start, end = self.sentence_tokens[index]
         return self.tokens[start:end]
+
+
+# Tokens made only of these characters end a sentence ("." "!!" "?!" "..." "…").
+_TERMINAL = frozenset(".!?…。！？‼⁇⁈⁉")
+
+
+def punctuation_sentence_starts(tokens: Sequence[Token]) -> list[int]:
+    """Sentence starts (token indices) from punctuation, as spaCy's rule ``sentencizer`` finds them.
+
+    A sentence ends at a token made of terminal punctuation, plus the punctuation that follows it
+    (closing quotes and brackets, more dots); a newline ends one too. The next word token starts
+    the next sentence. This stands in for the parser's boundaries in a shallow analysis; the NER
+    rules only use sentences to tell a capital that comes from position from a name's capital.
+    """
+    if not tokens:
+        return []
+    starts = [0]
+    ended = False
+    for i, t in enumerate(tokens):
+        text = t.text
+        if text.isspace():
+            ended = ended or "\n" in text
+        elif all(ch in _TERMINAL for ch in text):
+            ended = True
+        elif ended and not t.is_punct:
+            starts.append(i)
+            ended = False
+    return starts
 
 
 # --- rule-only analysis --------------------------------------------------------------------

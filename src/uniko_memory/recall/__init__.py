@@ -74,6 +74,7 @@ async def recall(
     )
     if cfg.viewer is None and any(i.kind in ("fact", "observation") for i in bundle.items):
         log.debug("unrestricted recall returned policy-scoped items for agent %s", agent)
-    if cache is not None and key is not None:
+    if cache is not None and key is not None and not bundle.degraded:
+        # A degraded bundle (embedder down, reranker failed) must not outlive the fault.
         cache.put(key, generation, store.generation(agent), bundle)
     return bundle

@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..model import Chunk, Episode, Fact, Message, Node, Observation, Procedure, Summary, Topic
-from ..tokens import count_tokens
+from ..tokens import count_tokens, min_tokens
 from .items import RecallItem, RecallSource, date_label
 
 _WORD = re.compile(r"\w+")
@@ -161,7 +161,8 @@ def _redundancy(sim: float) -> float:
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     if not a or not b:
         return 0.0
-    return len(a & b) / len(a | b)
+    shared = len(a & b)
+    return shared / (len(a) + len(b) - shared)
 
 
 @dataclass
@@ -194,12 +195,12 @@ def pack(
     max_sim = [0.0] * len(pool)
     alive = list(range(len(pool)))
     top = max((it.score for it in pool), default=1.0) or 1.0
+    # MMR value per candidate, updated only when its redundancy changes. ``max`` returns the first
+    # best in the (rank-ordered) window, so ties go to the better-ranked candidate.
+    relevance = [mmr_lambda * it.score / top for it in pool]
+    value = [r - (1 - mmr_lambda) * _redundancy(0.0) for r in relevance]
     while alive and len(chosen) < limit:
-        window = alive[:MMR_WINDOW]
-        best = max(
-            window,
-            key=lambda i: (mmr_lambda * pool[i].score / top - (1 - mmr_lambda) * _redundancy(max_sim[i]), -i),
-        )
+        best = max(alive[:MMR_WINDOW], key=value.__getitem__)
         alive.remove(best)
         it, toks = pool[best], token_sets[best]
         if max_sim[best] > duplicate_threshold:
@@ -210,6 +211,10 @@ def pack(
         if raw and msgs and msgs <= covered:
             dropped[it.node_id] = "evidence already in bundle"
             continue
+        if not it.tokens and total + min_tokens(it.rendered or it.content) > token_budget:
+            # Rendering only adds text: no need to render and count an item that cannot fit.
+            dropped[it.node_id] = "token budget"
+            continue
         if not it.tokens:
             finish_render(it)
         if total + it.tokens > token_budget:
@@ -219,10 +224,18 @@ def pack(
         if raw:
             covered |= msgs
         total += it.tokens
+        n_toks = len(toks)
+        if not n_toks:
+            continue
         for i in alive[: MMR_WINDOW * 2]:
-            sim = jaccard(token_sets[i], toks)
+            other = token_sets[i]
+            if not other:
+                continue
+            shared = len(other & toks)
+            sim = shared / (len(other) + n_toks - shared)  # Jaccard
             if sim > max_sim[i]:
                 max_sim[i] = sim
+                value[i] = relevance[i] - (1 - mmr_lambda) * _redundancy(sim)
     for i in alive:
         dropped.setdefault(pool[i].node_id, "limit")
     return Packed(chosen, total, dropped)

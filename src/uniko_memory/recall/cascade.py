@@ -117,6 +117,8 @@ class Cascade:
         self.pool = Pool()
         self.trace: dict[str, Any] = {"intent": intent.summary(), "phases": {}}
         self.timings: dict[str, float] = {}
+        #: What did not work for this recall and what it fell back to (shown in the bundle).
+        self.degraded: list[str] = list(intent.degraded)
 
     # ------------------------------------------------------------------ channels
     async def _vector(
@@ -224,15 +226,18 @@ class Cascade:
 
     async def _graph(self) -> list[Hit]:
         c = self.cfg
-        edges = await neighbourhood(self.store, self.agent, self.intent.seed_ids, hops=2, max_nodes=4000)
+        # Participants are hubs (every turn they sent or heard): a walk from them is not about the
+        # question and costs most of the graph's reads. Speaker-scoped lists cover them instead.
+        seeds = self.intent.seed_ids if c.graph_seed_participants else self.intent.entity_ids
+        edges = await neighbourhood(self.store, self.agent, seeds, hops=2, max_nodes=4000)
         rank = personalized_pagerank(
             edges,
-            self.intent.seed_ids,
+            seeds,
             c.graph_edge_weights,
             damping=c.graph_damping,
             max_iter=c.graph_max_iter,
         )
-        best = top_evidence(rank, self.intent.seed_ids, c.graph_top_k * 4)
+        best = top_evidence(rank, seeds, c.graph_top_k * 4)
         return await self._admit([nid for nid, _ in best], [s for _, s in best], c.graph_top_k)
 
     async def _admit(self, ids: list[str], scores: list[float], k: int) -> list[Hit]:
@@ -448,6 +453,7 @@ async def _finish(
             for name, lst in cas.pool.lists.items()
         }
         trace["dropped"] = {**packed.dropped, **refused}
+        trace["degraded"] = list(cas.degraded)
         trace["elapsed_ms"] = round((time.perf_counter() - t0) * 1000, 3)
     return ContextBundle(
         items=packed.items,
@@ -455,6 +461,7 @@ async def _finish(
         phase1_only=phase1_only,
         phase2_only=phase2_only,
         coverage=round(coverage, 4),
+        degraded=list(cas.degraded),
         trace=trace,
     )
 
@@ -546,6 +553,7 @@ async def _rerank(cas: Cascade, items: list[RecallItem]) -> list[RecallItem]:
     order = await rerank_with_fallback(cas.reranker, cas.intent.query, [i.content for i in head])
     if order is None:
         cas.trace["rerank"] = "failed; fused order kept"
+        cas.degraded.append("reranker failed: fused order kept")
         return items
     top = max((i.score for i in items), default=1.0)
     reranked = []

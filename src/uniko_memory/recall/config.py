@@ -97,6 +97,8 @@ class RecallConfig(BaseModel):
     graph_damping: float = Field(0.85, gt=0.0, lt=1.0)
     graph_max_iter: int = Field(30, ge=1)
     graph_top_k: int = Field(10, ge=0)
+    #: Seed the walk from the question's participants too (hubs: slower, no better on LoCoMo dev).
+    graph_seed_participants: bool = False
     graph_edge_weights: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_EDGE_WEIGHTS))
     #: Turns next to the strongest message hits join the pool (weight: channel_weights["neighbours"]).
     neighbor_expansion: bool = True

@@ -27,11 +27,11 @@ async def neighbourhood(
     for _ in range(hops):
         if not frontier:
             break
-        found = await store.neighbors(agent, frontier, None, Direction.BOTH)
+        found = await store.neighbor_keys(agent, frontier, None, Direction.BOTH)
         nxt: list[str] = []
-        for e in found:
-            edges[(e.src, e.type.value, e.dst)] = None
-            for n in (e.src, e.dst):
+        for key in sorted(found):  # store order is unspecified; the walk must be deterministic
+            edges[key] = None
+            for n in (key[0], key[2]):
                 if n not in seen and len(seen) < max_nodes:
                     seen.add(n)
                     nxt.append(n)

@@ -8,6 +8,7 @@ keywords and query variants, and the query embedding(s).
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import weakref
 from dataclasses import dataclass, field
@@ -19,6 +20,8 @@ import numpy as np
 from ..model import Entity, Participant, Tier, entity_id
 from ..model.time import utcnow
 from ..store.protocol import Store
+
+log = logging.getLogger(__name__)
 
 ENTITY_TYPES = ("person", "organization", "location", "date", "product", "event", "work_of_art", "other")
 
@@ -81,6 +84,7 @@ class IntentProfile:
     variants: list[tuple[str, str]] = field(default_factory=list)
     vectors: dict[str, np.ndarray] = field(default_factory=dict)
     facets: list[str] = field(default_factory=list)
+    degraded: list[str] = field(default_factory=list)
 
     @property
     def facet_count(self) -> int:
@@ -196,6 +200,10 @@ async def build_intent_at(
     first = await original_vec
     if first is not None:
         profile.vectors["original"] = first[0]
+    elif embedder is None:
+        profile.degraded.append("no embedder configured: keyword (BM25) search only")
+    else:
+        profile.degraded.append("embedder unavailable: vector search skipped, keyword (BM25) search only")
     # The keywords variant is for BM25; its vector would repeat the question's, so it is not embedded.
     others = [(name, text) for name, text in profile.variants if name not in ("keywords", "original")]
     if others and first is not None:
@@ -211,5 +219,6 @@ async def _embed(embedder: Any, texts: list[str]) -> np.ndarray | None:
         return None
     try:
         return np.asarray(await embedder.embed_queries(texts))
-    except Exception:
+    except Exception as exc:  # the type only: provider messages may echo request details
+        log.warning("query embedding failed (%s); recalling with keyword search only", type(exc).__name__)
         return None

@@ -117,6 +117,19 @@ class Store(Protocol):
         direction: Direction = Direction.OUT,
     ) -> list[Edge]: ...
 
+    async def neighbor_keys(
+        self,
+        agent: str,
+        node_ids: Sequence[str],
+        edge_types: Sequence[EdgeType] | None = None,
+        direction: Direction = Direction.OUT,
+    ) -> list[tuple[str, str, str]]:
+        """``(src, type, dst)`` of the edges ``neighbors`` would return, in any order, without props.
+
+        Graph walks read thousands of edges per recall and need only their ends and types.
+        """
+        ...
+
     async def find(
         self,
         agent: str,

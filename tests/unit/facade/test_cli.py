@@ -255,3 +255,87 @@ def test_demo_runs_through_the_facade(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "? What is the name of Priya's cat?" in out
     _, sessions, counts = _stored(db, cli.DEMO_AGENT)
     assert len(sessions) == 3 and counts["message"] == 26
+
+
+# ---------------------------------------------------------------------------------- bench
+HARNESS_TINY = DATA / "harness" / "locomo_tiny.json"
+
+
+def test_bench_runs_the_harness_on_a_tiny_dataset(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``uniko bench`` = ``python benchmarks/run_bench.py``: same options, same report (fake embedder)."""
+    out = tmp_path / "report.json"
+    argv = [
+        "--data",
+        str(HARNESS_TINY),
+        "--systems",
+        "uniko,uniko-noconsol",
+        "--no-progress",
+        "--out",
+        str(out),
+    ]
+    assert cli.main(["bench", *argv, "--questions", "3"]) == 0
+    report = json.loads(out.read_text())
+    assert list(report["systems"]) == ["uniko", "uniko-noconsol"]
+    assert report["dataset"]["questions"] == 3 and report["config"]["max_questions"] == 3
+    assert "# Retrieval benchmark: locomo_tiny" in capsys.readouterr().out
+
+
+def test_bench_passes_help_and_errors_through(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        cli.main(["bench", "--help"])
+    assert done.value.code == 0
+    help_text = capsys.readouterr().out
+    assert help_text.startswith("usage: uniko bench") and "--judge-model" in help_text
+    assert cli.main(["bench", "--data", str(HARNESS_TINY), "--systems", "nope"]) == 2
+    assert "unknown system" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli.main(["--help"])
+    assert "bench" in capsys.readouterr().out
+
+
+def test_bench_root_is_found_in_the_checkout() -> None:
+    root = cli.find_bench_root(env={})
+    assert (root / "benchmarks" / "run_bench.py").is_file() and cli.is_bench_root(root)
+    # not from the module's own location (a wheel in site-packages), but from the working directory
+    wheel = Path("/nonexistent/site-packages/uniko_memory/cli.py")
+    assert cli.find_bench_root(env={}, module_file=wheel, cwd=root / "tests" / "data") == root
+    assert cli.find_bench_root(env={cli.BENCH_ROOT_ENV: str(root)}, module_file=wheel, cwd=Path("/")) == root
+
+
+def test_bench_without_the_harness_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wheel = tmp_path / "site-packages" / "uniko_memory" / "cli.py"
+    with pytest.raises(cli.BenchUnavailable, match="not part of the installed package"):
+        cli.find_bench_root(env={}, module_file=wheel, cwd=tmp_path)
+    with pytest.raises(cli.BenchUnavailable, match=r"UNIKO_BENCH_ROOT=.*no benchmarks/run_bench\.py"):
+        cli.find_bench_root(env={cli.BENCH_ROOT_ENV: str(tmp_path)})
+
+    find = cli.find_bench_root
+
+    def installed_from_a_wheel(**kwargs: Any) -> Path:
+        return find(env={}, module_file=wheel, cwd=tmp_path)
+
+    monkeypatch.setattr(cli, "find_bench_root", installed_from_a_wheel)
+    assert cli.main(["bench", "--data", str(HARNESS_TINY)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("uniko bench: the benchmark harness is not available")
+    assert "source checkout" in err and "UNIKO_BENCH_ROOT" in err and "benchmarks/run_bench.py" in err
+
+
+def test_bench_reports_a_harness_that_cannot_be_imported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import importlib
+
+    real = importlib.import_module
+
+    def missing_dependency(name: str, *a: Any) -> Any:
+        if name == "benchmarks.run_bench":
+            raise ModuleNotFoundError("No module named 'tqdm'")
+        return real(name, *a)
+
+    monkeypatch.setattr(cli.importlib, "import_module", missing_dependency)
+    assert cli.main(["bench", "--data", str(HARNESS_TINY)]) == 2
+    err = capsys.readouterr().err
+    assert "cannot load the harness" in err and "tqdm" in err and "uv sync" in err

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import numpy as np
+import pytest
 
 from uniko_memory.facade import Uniko
+from uniko_memory.ingest.atomic import PostIngestItem
 from uniko_memory.model import EdgeType, Message, Observation, Tier, participant_id
+from uniko_memory.nlp import Analysis, NlpPipeline
 
 from ._support import T0, edges, messages, nodes, open_uni, turn
 
@@ -135,3 +139,78 @@ class _Gate:
 
     def open(self) -> None:
         self._event.set()
+
+
+# --------------------------------------------------------------------------- two-stage analysis
+
+ISSUE_TURN = "I went to a LGBTQ support group yesterday"
+ISSUE_OBSERVATION = "Caroline went to a LGBTQ support group on 7 May 2023"
+
+
+async def _issue_observations(uni: Uniko) -> list[str]:
+    await uni.agent(AGENT).session("s1").observe(turn("Caroline", ISSUE_TURN, at=T0, addressed_to="Melanie"))
+    await uni.agent(AGENT).flush()
+    return [o.content for o in await nodes(uni, AGENT, Tier.OBSERVATION) if isinstance(o, Observation)]
+
+
+async def test_p2_hands_a_shallow_analysis_that_p3_completes(uni: Uniko) -> None:
+    if uni.nlp.mode != "spacy":
+        pytest.skip("spaCy model unavailable")
+    seen: list[tuple[bool, bool]] = []
+    real = uni._post.observe
+
+    async def spy(agent: str, items: Sequence[PostIngestItem]) -> list[Observation]:
+        before = [it.analysis.shallow for it in items]
+        out = await real(agent, items)
+        after = [it.analysis.shallow or not any(t.dep for t in it.analysis.tokens) for it in items]
+        seen.extend(zip(before, after, strict=True))
+        return out
+
+    uni._post.observe = spy  # type: ignore[method-assign]
+    assert await _issue_observations(uni) == [ISSUE_OBSERVATION]
+    assert seen == [(True, False)]  # shallow from P2, parsed once P3 is done
+
+
+class _OneStage:
+    """An NLP backend with only ``analyze`` (a custom ``nlp=``): P2 and P3 use full analyses."""
+
+    def __init__(self, inner: NlpPipeline) -> None:
+        self.inner = inner
+
+    def analyze(self, texts: list[str]) -> list[Analysis]:
+        return self.inner.analyze(texts)
+
+
+class _NoComplete(_OneStage):
+    """Shallow analyses but no ``complete``: P3 analyses those turns again."""
+
+    def analyze_shallow(self, texts: list[str]) -> list[Analysis]:
+        return self.inner.analyze_shallow(texts)
+
+
+@pytest.mark.parametrize("backend", [_OneStage, _NoComplete])
+async def test_backends_without_two_stages(backend: type[_OneStage]) -> None:
+    inner = NlpPipeline()
+    if inner.mode != "spacy":
+        pytest.skip("spaCy model unavailable")
+    uni = await open_uni(nlp=backend(inner))
+    try:
+        assert await _issue_observations(uni) == [ISSUE_OBSERVATION]
+    finally:
+        await uni.close()
+
+
+async def test_rule_mode_ingest_and_post_ingest() -> None:
+    uni = await open_uni(nlp=NlpPipeline(mode="rules"))
+    try:
+        r = await (
+            uni.agent(AGENT)
+            .session("s1")
+            .observe(turn("Caroline", "Hey Melanie! I moved to Paris last year.", addressed_to="Melanie"))
+        )
+        assert r.extracted_entities == ["Melanie"]  # the rule cascade: gazetteer + vocative
+        await uni.agent(AGENT).flush()
+        [m] = await messages(uni, AGENT)
+        assert m.post_ingest_done
+    finally:
+        await uni.close()

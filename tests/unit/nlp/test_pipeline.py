@@ -145,3 +145,14 @@ def test_fast_attribute_ruler_matches_spacy(spacy_pipeline: NlpPipeline) -> None
     for fast, slow in zip(spacy_pipeline.analyze(TRICKY), original.analyze(TRICKY), strict=True):
         assert fast.tokens == slow.tokens
         assert [str(t.morph) for t in fast.doc] == [str(t.morph) for t in slow.doc]
+
+
+def test_two_stages_with_spacys_own_attribute_ruler() -> None:
+    """Without the fast ruler the split is the same: spaCy's ruler runs again after the parser."""
+    original = NlpPipeline(mode="spacy", fast_attribute_ruler=False)
+    assert original.health()["deferred_pipes"] == ["parser", "attribute_ruler", "lemmatizer"]
+    full = original.analyze(TRICKY)
+    done = original.complete(original.analyze_shallow(TRICKY))
+    for f, d in zip(full, done, strict=True):
+        assert (d.tokens, d.sentences, d.entities) == (f.tokens, f.sentences, f.entities)
+        assert [str(t.morph) for t in d.doc] == [str(t.morph) for t in f.doc]

@@ -4,6 +4,8 @@ import threading
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from uniko_memory import tokens
 
@@ -78,3 +80,33 @@ def test_approximation_never_undercounts_much(approx_mode: None) -> None:
     assert tokens.count_tokens_batch(texts) == [tokens.count_tokens(t) for t in texts]
     cut = tokens.truncate_to_tokens("one two three four five six", 4)
     assert cut == "one two three" and tokens.count_tokens(cut) <= 4
+
+
+_TRICKY = [
+    "",
+    "   ",
+    "a😀b c",
+    "naïve café – ß straße",
+    "don't stop_me-now!!! (really)",
+    "日本語のテキスト and English",
+    "x\x1cy z\u2028w",
+    "[7 May 2023] Caroline: I went to a LGBTQ support group yesterday (7 May 2023).",
+    "€5 for 2,000.50 units; e-mail a@b.co",
+    "supercalifragilisticexpialidocious" * 5,
+]
+
+
+@given(st.text(min_size=0, max_size=200))
+@settings(max_examples=300, deadline=None, derandomize=True)
+def test_min_tokens_is_a_lower_bound(text: str) -> None:
+    assert tokens.min_tokens(text) <= tokens.count_tokens(text)
+
+
+@pytest.mark.parametrize("text", _TRICKY)
+def test_min_tokens_lower_bound_on_tricky_text(text: str) -> None:
+    assert 0 <= tokens.min_tokens(text) <= tokens.count_tokens(text)
+
+
+def test_min_tokens_lower_bound_in_approximation_mode(approx_mode: None) -> None:
+    for text in _TRICKY:
+        assert tokens.min_tokens(text) <= tokens.count_tokens(text)

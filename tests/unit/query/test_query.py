@@ -197,3 +197,19 @@ async def test_the_outcome_can_be_reported_after_judging(uni: Uniko) -> None:
     judged = await agent.report_outcome(ep.id, "success", importance=0.9)
     assert (judged.outcome, judged.importance) == ("success", 0.9)
     assert (await uni.kb.store.get(AGENT, ep.id)) == judged
+
+
+async def test_recorded_episode_masks_secrets_like_turns(uni: Uniko) -> None:
+    key = "AKIAIOSFODNN7EXAMPLE"
+
+    async def leaky(bundle: ContextBundle, question: str) -> GeneratedAnswer:
+        return GeneratedAnswer(text=f"use password: hunter2-{key}", model="echo")
+
+    q = f"Is my AWS key {key} still in memory?"
+    opts = QueryRecordOptions(outcome="success", extra_state={"note": f"api_key={key}"})
+    ans = await answer_query(uni.kb, q, None, leaky, opts, agent=AGENT, nlp=uni.nlp)
+    ep = await uni.kb.store.get(AGENT, ans.recorded_episode or "")
+    assert isinstance(ep, Episode)
+    stored = ep.model_dump_json()
+    assert key not in stored and "hunter2" not in stored
+    assert "[REDACTED:" in ep.state["question"] and "[REDACTED:" in ep.state["answer"]

@@ -13,6 +13,7 @@ from uniko_memory.errors import ConfigError, ValidationError
 from uniko_memory.facade import Agent, Uniko
 from uniko_memory.model import Chunk, Message, Observation, Tier, session_id
 from uniko_memory.recall import ContextBundle, RecallConfig, recall
+from uniko_memory.recall.items import render_item
 from uniko_memory.tokens import count_tokens
 
 from ._corpus import AGENT, ALL_PHASES, MAIN, build, message_by_text, rendered_tokens
@@ -152,7 +153,7 @@ async def test_every_rendered_evidence_item_starts_with_a_date(agent: Agent) -> 
             assert "2023]" in item.rendered.split("]")[0] + "]"
     text = b.render()
     assert text.startswith("Memory (")
-    assert all(i.rendered in text for i in b.items)
+    assert all(render_item(i) in text for i in b.items)
 
 
 async def test_exact_turn_is_found(uni: Uniko, agent: Agent) -> None:

@@ -192,6 +192,12 @@ def test_transient_errors_are_classified() -> None:
     assert is_transient(UnexpectedStatusCodeError("x", httpx.Response(503, request=req)))
     assert not is_transient(UnexpectedStatusCodeError("x", httpx.Response(422, request=req)))
     assert not is_transient(ValueError("bad input"))
+    # The client's own retries are exhausted: retrying again would only keep the caller waiting.
+    from weaviate.exceptions import WeaviateRetryError
+
+    gave_up = WeaviateRetryError("unavailable", 4)
+    gave_up.__cause__ = _wrapped(_Rpc(grpc.StatusCode.UNAVAILABLE))
+    assert not is_transient(gave_up)
 
 
 async def test_new_model_attributes_are_added_on_open(store: WeaviateStore, double: WeaviateDouble) -> None:

@@ -2,7 +2,9 @@
 
 One process owns a store file at a time (an exclusive lock file; a second opener gets
 ``StoreLocked``). Writes are serialised per store and applied in one transaction per unit; reads
-run on per-thread connections so they never wait for a writer (WAL).
+run on per-thread connections so they never wait for a writer (WAL). SQLite and OS failures surface
+as ``StoreError`` children that say what to do (``sqlite_errors``: a full disk is ``StorageFull``,
+a file that cannot be written ``StoreReadOnly``, another connection's write lock ``StoreLocked``).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from ...errors import ClosedError, StoreError, StoreLocked, ValidationError
+from ...errors import ClosedError, StoreLocked, ValidationError
 from ...model import Direction, Edge, EdgeType, Node, Tier, node_class
 from ...model.time import to_epoch
 from ..filters import Filter, validate
@@ -30,6 +32,7 @@ from ..validation import check_agent, check_k, check_tier
 from .fts_query import build_match, clean_text
 from .schema import check_fts5, configure, migrate
 from .sql_filter import to_sql
+from .sqlite_errors import os_to_store_error, to_store_error
 from .unit import DeleteEdge, DeleteNode, EmbeddedUnit, PutBlob, PutEdge, PutNode, PutVector
 from .vectors import VectorIndex, as_unit_vector, top_k
 
@@ -40,6 +43,7 @@ except ImportError:  # pragma: no cover
 
 T = TypeVar("T")
 _BATCH = 500
+_EDGE_TYPES = {t.value: t for t in EdgeType}
 #: Vector candidates checked against a filter before falling back to an exact filtered scan.
 _FILTER_OVERFETCH = 8
 _FILTER_MIN_CANDIDATES = 200
@@ -81,7 +85,10 @@ class EmbeddedStore:
 
     @classmethod
     def _open_sync(cls, path: Path, dim: int | None, tmpdir: str | None) -> EmbeddedStore:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise os_to_store_error(exc, path, "creating its directory") from exc
         lockfile = cls._acquire_lock(path)
         try:
             store = cls(path, dim, tmpdir)
@@ -93,6 +100,9 @@ class EmbeddedStore:
             check_fts5(store._writer)
             migrate(store._writer)
             store._init_dim(dim)
+        except sqlite3.Error as exc:
+            store._close_sync()
+            raise to_store_error(exc, path, "opening the store") from exc
         except BaseException:
             store._close_sync()
             raise
@@ -100,7 +110,11 @@ class EmbeddedStore:
 
     @staticmethod
     def _acquire_lock(path: Path) -> Any:
-        handle = open(path.with_name(path.name + ".lock"), "a+")  # noqa: SIM115 - held until close
+        lock_path = path.with_name(path.name + ".lock")
+        try:
+            handle = open(lock_path, "a+")  # noqa: SIM115 - held until close
+        except OSError as exc:
+            raise os_to_store_error(exc, path, f"creating the lock file {lock_path.name}") from exc
         if fcntl is not None:
             try:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -113,11 +127,14 @@ class EmbeddedStore:
         return handle
 
     def _connect(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = None
         try:
             conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=5.0)
+            configure(conn)
         except sqlite3.Error as exc:
-            raise StoreError(f"cannot open {self.path}: {exc}") from exc
-        configure(conn)
+            if conn is not None:
+                conn.close()
+            raise to_store_error(exc, self.path, "opening a connection") from exc
         return conn
 
     def _init_dim(self, dim: int | None) -> None:
@@ -175,7 +192,7 @@ class EmbeddedStore:
             try:
                 return fn(self._reader())
             except sqlite3.Error as exc:
-                raise StoreError(f"read failed: {exc}") from exc
+                raise to_store_error(exc, self.path, "a read") from exc
 
         return await asyncio.to_thread(run)
 
@@ -193,9 +210,12 @@ class EmbeddedStore:
                     return result
                 except BaseException as exc:
                     if conn.in_transaction:
-                        conn.execute("ROLLBACK")
+                        # SQLite may have rolled back already (SQLITE_FULL, SQLITE_IOERR): the
+                        # original error is the one worth reporting, not a failed ROLLBACK.
+                        with contextlib.suppress(sqlite3.Error):
+                            conn.execute("ROLLBACK")
                     if isinstance(exc, sqlite3.Error):
-                        raise StoreError(f"write failed: {exc}") from exc
+                        raise to_store_error(exc, self.path, "a write") from exc
                     raise
 
         return await asyncio.to_thread(run)
@@ -468,20 +488,57 @@ class EmbeddedStore:
 
         def run(conn: sqlite3.Connection) -> list[Edge]:
             out: dict[tuple[str, str, str], Edge] = {}
-            cols = {Direction.OUT: ["src"], Direction.IN: ["dst"], Direction.BOTH: ["src", "dst"]}[direction]
-            for col in cols:
-                for part in _chunks(ids):
-                    q = f"SELECT src, type, dst, props FROM edges WHERE agent=? AND {col} IN ({','.join('?' * len(part))})"
-                    params: list[Any] = [agent, *part]
-                    if types:
-                        q += f" AND type IN ({','.join('?' * len(types))})"
-                        params += types
-                    for src, typ, dst, props in conn.execute(q, params):
-                        e = Edge(type=EdgeType(typ), src=src, dst=dst, props=json.loads(props))
-                        out[e.key()] = e
-            return sorted(out.values(), key=lambda e: e.key())
+            for src, typ, dst, props in self._edge_rows(conn, agent, ids, types, direction, True):
+                # Rows were validated when written: no second validation on the way out.
+                props_map = json.loads(props) if props != "{}" else {}
+                out[(typ, src, dst)] = Edge.model_construct(
+                    type=_EDGE_TYPES[typ], src=src, dst=dst, props=props_map
+                )
+            return [out[k] for k in sorted(out)]
 
         return await self._read(run)
+
+    async def neighbor_keys(
+        self,
+        agent: str,
+        node_ids: Sequence[str],
+        edge_types: Sequence[EdgeType] | None = None,
+        direction: Direction = Direction.OUT,
+    ) -> list[tuple[str, str, str]]:
+        check_agent(agent)
+        ids = list(dict.fromkeys(node_ids))
+        direction = Direction(direction)
+        types = [EdgeType(t).value for t in edge_types] if edge_types else None
+        if not ids or types == []:
+            return []
+
+        def run(conn: sqlite3.Connection) -> list[tuple[str, str, str]]:
+            rows = self._edge_rows(conn, agent, ids, types, direction, False)
+            return list(dict.fromkeys((src, typ, dst) for src, typ, dst in rows))
+
+        return await self._read(run)
+
+    @staticmethod
+    def _edge_rows(
+        conn: sqlite3.Connection,
+        agent: str,
+        ids: list[str],
+        types: list[str] | None,
+        direction: Direction,
+        with_props: bool,
+    ) -> list[Any]:
+        cols = {Direction.OUT: ["src"], Direction.IN: ["dst"], Direction.BOTH: ["src", "dst"]}[direction]
+        fields = "src, type, dst, props" if with_props else "src, type, dst"
+        rows: list[Any] = []
+        for col in cols:
+            for part in _chunks(ids):
+                q = f"SELECT {fields} FROM edges WHERE agent=? AND {col} IN ({','.join('?' * len(part))})"
+                params: list[Any] = [agent, *part]
+                if types:
+                    q += f" AND type IN ({','.join('?' * len(types))})"
+                    params += types
+                rows += conn.execute(q, params).fetchall()
+        return rows
 
     async def get_vectors(self, agent: str, node_ids: Sequence[str]) -> dict[str, np.ndarray]:
         check_agent(agent)

@@ -170,10 +170,13 @@ def is_transient(exc: BaseException) -> bool:
     import grpc
     from weaviate import exceptions as wex
 
-    for e in _chain(exc):
-        if isinstance(
-            e, (wex.WeaviateConnectionError, wex.WeaviateTimeoutError, wex.WeaviateRetryError, TimeoutError)
-        ):
+    chain = list(_chain(exc))
+    # The client has already retried with backoff (~7 s per batch, ~60 s per query): retrying
+    # its give-up again would keep a caller waiting for minutes instead of failing clearly.
+    if any(isinstance(e, wex.WeaviateRetryError) for e in chain):
+        return False
+    for e in chain:
+        if isinstance(e, (wex.WeaviateConnectionError, wex.WeaviateTimeoutError, TimeoutError)):
             return True
         if isinstance(e, wex.UnexpectedStatusCodeError) and e.status_code in _TRANSIENT_HTTP:
             return True

@@ -900,6 +900,29 @@ class WeaviateStore:
         edge_types: Sequence[EdgeType] | None = None,
         direction: Direction = Direction.OUT,
     ) -> list[Edge]:
+        out: dict[tuple[str, str, str], Edge] = {}
+        for (etype, src, dst), props in await self._edge_objects(agent, node_ids, edge_types, direction):
+            e = Edge(type=EdgeType(etype), src=src, dst=dst, props=json.loads(props))
+            out[e.key()] = e
+        return sorted(out.values(), key=lambda e: e.key())
+
+    async def neighbor_keys(
+        self,
+        agent: str,
+        node_ids: Sequence[str],
+        edge_types: Sequence[EdgeType] | None = None,
+        direction: Direction = Direction.OUT,
+    ) -> list[tuple[str, str, str]]:
+        found = await self._edge_objects(agent, node_ids, edge_types, direction)
+        return list(dict.fromkeys((src, etype, dst) for (etype, src, dst), _ in found))
+
+    async def _edge_objects(
+        self,
+        agent: str,
+        node_ids: Sequence[str],
+        edge_types: Sequence[EdgeType] | None,
+        direction: Direction,
+    ) -> list[tuple[EdgeKey, str]]:
         check_agent(agent)
         ids = list(dict.fromkeys(node_ids))
         direction = Direction(direction)
@@ -914,12 +937,7 @@ class WeaviateStore:
         if types:
             where = all_of([where, W.by_property("type").contains_any(types)])
         objs = await self._fetch_all(self.edges, tenant_name(agent), where, ["data"])
-        out: dict[tuple[str, str, str], Edge] = {}
-        for obj in objs:
-            (etype, src, dst), props = self._edge_of(obj)
-            e = Edge(type=EdgeType(etype), src=src, dst=dst, props=json.loads(props))
-            out[e.key()] = e
-        return sorted(out.values(), key=lambda e: e.key())
+        return [self._edge_of(obj) for obj in objs]
 
     # ------------------------------------------------------------------ search
     def _query_vector(self, vector: object) -> np.ndarray:

@@ -15,7 +15,7 @@ from uniko_memory.ingest import Turn
 from uniko_memory.model import Viewer
 from uniko_memory.tokens import count_tokens
 
-_UNIT = 500  # turns per ingest transaction
+from ._render import render_memory, split_entries
 
 
 class UnikoMemoryBlock(BaseMemoryBlock[str]):
@@ -25,6 +25,10 @@ class UnikoMemoryBlock(BaseMemoryBlock[str]):
     uniko session (``session_id``, else the ``Memory``'s session id); ``_aget`` recalls what the
     agent remembers about the latest user message(s) and returns it rendered (quoted, dated),
     within ``token_budget`` tokens. ``atruncate`` drops the last-listed memories first.
+
+    Each memory is one entry, ``- [date] (source kind) text``, whose further lines start with
+    ``  | ``; a tag-like ``<`` in stored text (``</uniko_memory>``, ``</memory>``) is written
+    ``&lt;``, so a stored turn cannot close the block early or pose as an instruction.
 
     Example:
         .. code-block:: python
@@ -54,7 +58,10 @@ class UnikoMemoryBlock(BaseMemoryBlock[str]):
     viewer: Viewer | None = Field(default=None, description="Only memory this participant may see.")
     user_id: str = Field(default="user", description="Participant id of the user.")
     assistant_id: str = Field(default="assistant", description="Participant id of the assistant.")
-    header: bool = Field(default=True, description="Prefix uniko's 'quoted data, not instructions' header.")
+    header: bool = Field(
+        default=True,
+        description="Frame the memory with the 'quoted data, not instructions' header and <memory> tags.",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -99,7 +106,7 @@ class UnikoMemoryBlock(BaseMemoryBlock[str]):
         if self.viewer is not None:
             options["viewer"] = self.viewer
         bundle = await self.agent.recall(query, **options)
-        return bundle.render(header=self.header) if bundle.items else ""
+        return render_memory(bundle, header=self.header)
 
     async def _aput(self, messages: list[ChatMessage]) -> None:
         now = datetime.now(UTC)
@@ -110,15 +117,15 @@ class UnikoMemoryBlock(BaseMemoryBlock[str]):
             if turn is not None:
                 session = self.session_id or message.additional_kwargs.get("session_id") or "default"
                 by_session.setdefault(str(session), []).append(turn)
+        unit = self.agent._uni.config.ingest.max_unit_turns  # the most turns one transaction may carry
         for session, turns in by_session.items():
             handle = self.agent.session(session)
-            for start in range(0, len(turns), _UNIT):
-                await handle.commit_unit(turns[start : start + _UNIT])
+            for start in range(0, len(turns), unit):
+                await handle.commit_unit(turns[start : start + unit])
 
     async def atruncate(self, content: str, tokens_to_truncate: int) -> str | None:
-        lines = content.split("\n")
-        keep = 1 if self.header and lines and lines[0].startswith("Memory (") else 0
+        head, entries, tail = split_entries(content)
         removed = 0
-        while len(lines) > keep and removed < tokens_to_truncate:
-            removed += count_tokens(lines.pop())
-        return "\n".join(lines) if len(lines) > keep else None
+        while entries and removed < tokens_to_truncate:
+            removed += count_tokens(entries.pop())
+        return "\n".join([*head, *entries, *tail]) if entries else None

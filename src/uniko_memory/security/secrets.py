@@ -1,0 +1,165 @@
+"""``SecretScanner``: find secrets in text and replace each with a stable ``[REDACTED:kind]`` marker.
+
+Masking happens before a turn is stored, so the store, the indexes, the embedder (possibly a remote
+API) and the logs only ever see the marker. Results carry kinds and offsets, never the secret,
+so they are safe to log. Redaction is idempotent: masking masked text changes nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from .patterns import (
+    PASSWORD_KEY,
+    RULES,
+    SECRET_KEY,
+    Rule,
+    card_spans,
+    check_extra_patterns,
+    looks_random,
+    password_value,
+)
+
+__all__ = [
+    "Finding",
+    "RedactionResult",
+    "SecretScanner",
+    "describe",
+    "marker",
+    "redact_secrets",
+    "scanner_for",
+]
+
+
+def marker(kind: str) -> str:
+    return f"[REDACTED:{kind}]"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One masked secret: its kind and where it was in the original text (never its value)."""
+
+    kind: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class RedactionResult:
+    """The masked text and what was masked."""
+
+    text: str
+    findings: tuple[Finding, ...] = ()
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.findings)
+
+    @property
+    def counts(self) -> Counter[str]:
+        """How many secrets of each kind were masked."""
+        return Counter(f.kind for f in self.findings)
+
+
+@dataclass(frozen=True)
+class SecretScanner:
+    """The built-in rules plus optional user regexes (kind ``custom``; a group ``secret`` masks only it)."""
+
+    extra_patterns: tuple[str, ...] = ()
+    _extra: tuple[Rule, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        check_extra_patterns(list(self.extra_patterns))
+        extra = []
+        for p in self.extra_patterns:
+            compiled = re.compile(p)
+            groups = ("secret",) if "secret" in compiled.groupindex else ()
+            extra.append(Rule("custom", compiled, groups))
+        object.__setattr__(self, "_extra", tuple(extra))
+
+    def scan(self, text: str) -> list[Finding]:
+        """Non-overlapping findings in text order; overlapping claims merge so nothing leaks."""
+        candidates: list[tuple[int, int, int, int, str]] = []
+        for priority, rule in enumerate((*RULES, *self._extra)):
+            for start, end in rule.spans(text):
+                candidates.append((start, start - end, priority, end, rule.kind))
+        last = len(RULES) + len(self._extra)
+        candidates += [(s, s - e, last, e, "credit_card") for s, e in card_spans(text)]
+        candidates.sort()
+        out: list[Finding] = []
+        for start, _, _, end, kind in candidates:
+            if out and start < out[-1].end:
+                if end > out[-1].end:  # a partial overlap: widen the earlier finding over both
+                    out[-1] = Finding(out[-1].kind, out[-1].start, end)
+                continue
+            out.append(Finding(kind, start, end))
+        return out
+
+    def redact(self, text: str) -> RedactionResult:
+        findings = self.scan(text)
+        if not findings:
+            return RedactionResult(text)
+        parts: list[str] = []
+        pos = 0
+        for f in findings:
+            parts += [text[pos : f.start], marker(f.kind)]
+            pos = f.end
+        parts.append(text[pos:])
+        return RedactionResult("".join(parts), tuple(findings))
+
+    def redact_data(self, value: Any, key: str | None = None) -> tuple[Any, Counter[str]]:
+        """Mask every string inside dicts/lists/tuples; a secret-named key masks its whole value."""
+        counts: Counter[str] = Counter()
+        if isinstance(value, str):
+            kind = _key_kind(key, value)
+            if kind is not None:
+                counts[kind] += 1
+                return marker(kind), counts
+            result = self.redact(value)
+            return result.text, result.counts
+        if isinstance(value, Mapping):
+            out: dict[Any, Any] = {}
+            for k, v in value.items():
+                out[k], found = self.redact_data(v, k if isinstance(k, str) else None)
+                counts += found
+            return out, counts
+        if isinstance(value, list | tuple):
+            items = []
+            for v in value:
+                masked, found = self.redact_data(v, key)
+                items.append(masked)
+                counts += found
+            return (items if isinstance(value, list) else tuple(items)), counts
+        return value, counts
+
+
+def _key_kind(key: str | None, value: str) -> str | None:
+    """The kind to mask a metadata value as because of its key (``{"password": "..."}``), if any."""
+    if key is None:
+        return None
+    if PASSWORD_KEY.fullmatch(key) and password_value(value.strip(), key):
+        return "password"
+    if SECRET_KEY.fullmatch(key) and looks_random(value.strip()):
+        return "generic_secret"
+    return None
+
+
+@lru_cache(maxsize=16)
+def scanner_for(extra_patterns: tuple[str, ...] = ()) -> SecretScanner:
+    """A shared scanner per pattern set: the regexes compile once per process."""
+    return SecretScanner(extra_patterns)
+
+
+def redact_secrets(text: str, extra_patterns: Iterable[str] = ()) -> RedactionResult:
+    """Mask the secrets in ``text`` with the built-in rules (plus ``extra_patterns``)."""
+    return scanner_for(tuple(extra_patterns)).redact(text)
+
+
+def describe(counts: Mapping[str, int]) -> str:
+    """``"aws_access_key=1, password=2"``: safe to log (kinds and counts only)."""
+    return ", ".join(f"{kind}={n}" for kind, n in sorted(counts.items()))
