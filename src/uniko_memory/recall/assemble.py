@@ -182,9 +182,10 @@ def pack(
 ) -> Packed:
     """Greedy MMR selection under the limit and the token budget, skipping redundant items.
 
-    Redundant = near-duplicate text (Jaccard above the threshold), or a Message / chunk whose turns
-    are all already in the bundle verbatim. Observations and Facts are statements of their own
-    (often with the date resolved), so a selected turn does not make them redundant.
+    Redundant = near-duplicate text (Jaccard above the threshold), or any item whose source turns
+    are all already in the bundle verbatim (a Message or chunk quoting them renders their relative
+    dates resolved). An Observation or Fact chosen first does not make its turn redundant: the turn
+    carries the detail the statement leaves out.
     """
     chosen: list[RecallItem] = []
     covered: set[str] = set()
@@ -210,6 +211,11 @@ def pack(
         raw = it.kind in ("message", "chunk")  # carries the turns' own words
         if raw and msgs and msgs <= covered:
             dropped[it.node_id] = "evidence already in bundle"
+            continue
+        if not raw and msgs and msgs <= covered:
+            # A statement drawn from turns the bundle already quotes (with their dates resolved)
+            # adds no evidence: its tokens go to other turns.
+            dropped[it.node_id] = "source turns already in bundle"
             continue
         if not it.tokens and total + min_tokens(it.rendered or it.content) > token_budget:
             # Rendering only adds text: no need to render and count an item that cannot fit.
