@@ -92,7 +92,9 @@ async def cooccurrence(
     counts: Counter[tuple[str, str]] = Counter()
     for s in shared:
         node = live.get(s)
-        if node is None or node.redacted:
+        # A Topic is public (its name lists member entities): only public sources group entities,
+        # so a name said only in a private or team turn never reaches a Topic.
+        if node is None or node.redacted or node.visibility not in ("", PUBLIC):
             continue
         ents = sorted(by_source[s])
         for i, a in enumerate(ents):
