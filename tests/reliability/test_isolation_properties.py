@@ -7,8 +7,8 @@ agent, visibility and whether its turn was forgotten, and ``read_paths.audit`` c
 read path returns against it. A hypothesis state machine interleaves the operations on the embedded
 store and on the Weaviate double (derandomised, so CI sees the same runs); one test per read path
 checks it on a fixed world (and that it reaches live memory at all, so a clean result means
-something); names said only in private turns are checked separately (Entity nodes are the one known
-gap: a strict xfail); the coverage test fails when a read method of the Store protocol, the facade
+something); names said only in private turns are checked separately (an Entity is as private as
+the turns that name it); the coverage test fails when a read method of the Store protocol, the facade
 or an integration has no read path.
 
 The state machine does not shrink (see its settings): a failure prints the run as it happened.
@@ -540,24 +540,17 @@ def named_world() -> Iterator[World]:
 def test_names_said_in_private_reach_no_read_path_of_another_viewer(named_world: World) -> None:
     """A name only private and team turns say becomes an Entity (which P6 groups into Topics); no
     read path may show it to a viewer those turns do not admit: topics group entities by public
-    sources only. Entity nodes themselves are the known exception, see the next test."""
+    sources only, and an Entity node is as private as the turns that name it (next test)."""
     bad: list[str] = []
     for viewer in (VIEWERS[-1], VIEWERS[2]):  # public only; Ben (in no team)
         found, counts = named_world.run(
             named_world.audit("a1", viewer, "Who sailed to Lake Tahoe and Paris?")
         )
-        bad += [b for b in found if ": ent_" not in b]
+        bad += found
         assert counts["cortex.topics"] > 0, "no topic was built: this test proves nothing"
     assert not bad, report(bad)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap: Entity nodes are shared and public, so a name said only in private turns is "
-    "listed by raw Store reads of the ENTITY tier (find, searches) to any viewer; recall, topics and "
-    "the integrations never show it. Needs entity visibility (e.g. the widest visibility of its live "
-    "mentions); remove this mark when that lands.",
-)
 def test_entity_nodes_keep_names_said_in_private_to_their_viewers(named_world: World) -> None:
     found, _ = named_world.run(named_world.audit("a1", VIEWERS[-1], "Quillfeather", ["store.find"]))
     assert not found, report(found)

@@ -30,6 +30,7 @@ from ..model import (
     Tier,
     chunk_id,
     entity_id,
+    merged_visibility,
     message_id,
     participant_id,
     session_id,
@@ -411,6 +412,8 @@ class AtomicIngest:
                         "first_seen": min(current.first_seen, p.at),
                         "last_seen": max(current.last_seen, p.at),
                         "confidence": max(current.confidence, ent.confidence),
+                        # A name said only in private turns stays as private as they are.
+                        "visibility": merged_visibility(current.visibility, t.visibility),
                     }
                 )
             else:
@@ -423,6 +426,7 @@ class AtomicIngest:
                     last_seen=p.at,
                     frequency=ent.count,
                     confidence=ent.confidence,
+                    visibility=merged_visibility(t.visibility, t.visibility),
                 )
             u.put(node)
             u.put_edge(Edge(type=EdgeType.MENTIONS, src=msg.id, dst=eid, props={"count": ent.count}))

@@ -34,9 +34,10 @@ from .nodes import (
     node_class,
 )
 from .time import UtcDatetime, from_epoch, to_epoch, to_utc, utcnow
-from .visibility import PUBLIC, Viewer, is_well_formed, org, private, team
+from .visibility import AGENT_ONLY, PUBLIC, Viewer, is_well_formed, merged_visibility, org, private, team
 
 __all__ = [
+    "AGENT_ONLY",
     "NODE_TYPES",
     "PUBLIC",
     "Artifact",
@@ -66,6 +67,7 @@ __all__ = [
     "from_epoch",
     "is_well_formed",
     "make_id",
+    "merged_visibility",
     "message_id",
     "node_class",
     "normalize_key",

@@ -39,6 +39,23 @@ class Viewer(BaseModel):
         return (visibility or "") in self.admitted_values()
 
 
+#: Who may see what was learnt from sources of different non-public scopes: only the agent itself
+#: (its own participant, ``@agent``). No viewer value admits a union of scopes, so it fails closed.
+AGENT_ONLY = "private:@agent"
+
+
+def merged_visibility(current: str | None, source: str | None) -> str:
+    """The visibility of a node known from two sources (an entity named in several turns).
+
+    Public as soon as one source is public (the name was said openly); the shared scope when both
+    have the same one; else ``AGENT_ONLY``, never wider than any source.
+    """
+    a, b = current or PUBLIC, source or PUBLIC
+    if PUBLIC in (a, b):
+        return PUBLIC
+    return a if a == b else AGENT_ONLY
+
+
 def private(participant: str) -> str:
     return f"private:{participant}"
 

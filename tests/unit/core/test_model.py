@@ -96,3 +96,15 @@ def test_visibility_fails_closed() -> None:
     for other in ("private:p2", "team:t2", "secret:p1", "private:", "PUBLIC", "private: p1"):
         assert not v.admits(other)
     assert is_well_formed("team:x") and not is_well_formed("weird:x") and not is_well_formed("org:")
+
+
+def test_merged_visibility_never_widens_a_private_source() -> None:
+    from uniko_memory.model import AGENT_ONLY, merged_visibility
+
+    assert merged_visibility("public", "private:ana") == "public"
+    assert merged_visibility("private:ana", "") == "public"
+    assert merged_visibility("private:ana", "private:ana") == "private:ana"
+    assert merged_visibility("team:x", "team:x") == "team:x"
+    assert merged_visibility("private:ana", "team:x") == AGENT_ONLY
+    assert merged_visibility(AGENT_ONLY, "private:ana") == AGENT_ONLY
+    assert merged_visibility(AGENT_ONLY, "public") == "public"

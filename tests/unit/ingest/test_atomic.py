@@ -284,3 +284,25 @@ async def test_unit_result_carries_timings_and_per_turn_results(uni: Uniko) -> N
 def test_turn_rejects_unknown_fields() -> None:
     with pytest.raises(ValueError):
         Turn(sender="a", content="b", colour="red")  # type: ignore[call-arg]
+
+
+async def test_entity_is_as_private_as_the_turns_that_name_it() -> None:
+    from tests.unit.ingest._support import open_uni, turn
+    from uniko_memory.model import AGENT_ONLY, Entity, Tier
+
+    uni = await open_uni()
+    try:
+        s = uni.agent("vis").session("s1")
+        await s.observe(turn("Ana", "I sailed to Porto with Ben.", 0, visibility="private:Ana"))
+
+        async def names() -> dict[str, str]:
+            found = await uni.kb.store.find("vis", Tier.ENTITY, limit=100)
+            return {f"{e.name}/{e.entity_type}": e.visibility for e in found if isinstance(e, Entity)}
+
+        assert (await names()).get("Porto/location") == "private:Ana", await names()
+        await s.observe(turn("Ben", "I told the crew that I sailed to Porto.", 1, visibility="team:crew"))
+        assert (await names())["Porto/location"] == AGENT_ONLY  # two scopes: nobody's union, fail closed
+        await s.observe(turn("Ben", "Everyone sailed to Porto.", 2))
+        assert (await names())["Porto/location"] == "public"
+    finally:
+        await uni.close()
