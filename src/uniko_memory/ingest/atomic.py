@@ -20,7 +20,6 @@ from pydantic import BaseModel, Field
 from ..config import UnikoConfig
 from ..errors import IdConflict, ValidationError
 from ..model import (
-    Chunk,
     Edge,
     EdgeType,
     Entity,
@@ -28,7 +27,6 @@ from ..model import (
     Participant,
     Session,
     Tier,
-    chunk_id,
     entity_id,
     merged_visibility,
     message_id,
@@ -40,6 +38,7 @@ from ..model.time import utcnow
 from ..security import describe, scanner_for
 from ..store.protocol import Store, UnitOfWork
 from ..tokens import count_tokens
+from .chunk_nodes import put_chunks
 from .chunking import chunk_text
 from .turn import Turn, check_turn, turn_time
 
@@ -430,31 +429,18 @@ class AtomicIngest:
                 )
             u.put(node)
             u.put_edge(Edge(type=EdgeType.MENTIONS, src=msg.id, dst=eid, props={"count": ent.count}))
-        chunk_ids = []
-        for c in p.chunks:
-            cid = chunk_id(agent, msg.id, "message", c.index)
-            chunk_ids.append(cid)
-            u.put(
-                Chunk(
-                    id=cid,
-                    agent=agent,
-                    parent_id=msg.id,
-                    parent_tier=Tier.MESSAGE,
-                    chunk_type="message",
-                    index=c.index,
-                    text=c.text,
-                    start=c.start,
-                    end=c.end,
-                    token_count=c.token_count,
-                    heading=c.heading,
-                    session_id=sid,
-                    start_time=p.at,
-                    end_time=p.at,
-                    covered_ids=[msg.id],
-                    visibility=msg.visibility,
-                )
-            )
-            u.put_edge(Edge(type=EdgeType.HAS_CHUNK, src=msg.id, dst=cid, props={"index": c.index}))
+        chunk_ids = put_chunks(
+            u,
+            agent=agent,
+            parent_id=msg.id,
+            parent_tier=Tier.MESSAGE,
+            chunk_type="message",
+            chunks=[(c, {}) for c in p.chunks],
+            session_id=sid,
+            at=p.at,
+            visibility=msg.visibility,
+            covered_ids=[msg.id],
+        )
         names = {_key(t.display_name): pids[t.sender], **{_key(a): pids[a] for a in t.addressed_to}}
         return PostIngestItem(
             agent=agent,

@@ -30,13 +30,11 @@ from ...config import UnikoConfig
 from ...errors import IdConflict, ValidationError
 from ...model import (
     Artifact,
-    Chunk,
     Direction,
     Edge,
     EdgeType,
     Session,
     Tier,
-    chunk_id,
     content_hash,
     make_id,
     session_id,
@@ -45,6 +43,7 @@ from ...model.time import utcnow
 from ...model.visibility import PUBLIC
 from ...security import describe, scanner_for
 from ...store.protocol import Store, UnitOfWork
+from ..chunk_nodes import put_chunks
 from ..chunking import TextChunk, chunk_text
 from .extract import Extraction, Section, extract
 from .formats import PDF, resolve_mime
@@ -353,30 +352,14 @@ async def _attach(u: UnitOfWork, agent: str, node_id: str, sid: str, external: s
 
 
 def _write_chunks(u: UnitOfWork, node: Artifact, draft: _Draft, now: Any) -> list[str]:
-    chunk_type = "page" if node.mime_type == PDF else "artifact"
-    ids = []
-    for c, page in draft.chunks:
-        cid = chunk_id(node.agent, node.id, chunk_type, c.index)
-        ids.append(cid)
-        u.put(
-            Chunk(
-                id=cid,
-                agent=node.agent,
-                parent_id=node.id,
-                parent_tier=Tier.ARTIFACT,
-                chunk_type=chunk_type,
-                index=c.index,
-                text=c.text,
-                start=c.start,
-                end=c.end,
-                token_count=c.token_count,
-                heading=c.heading,
-                session_id=node.session_id,
-                start_time=now,
-                end_time=now,
-                metadata={"page": page} if page is not None else {},
-                visibility=node.visibility,
-            )
-        )
-        u.put_edge(Edge(type=EdgeType.HAS_CHUNK, src=node.id, dst=cid, props={"index": c.index}))
-    return ids
+    return put_chunks(
+        u,
+        agent=node.agent,
+        parent_id=node.id,
+        parent_tier=Tier.ARTIFACT,
+        chunk_type="page" if node.mime_type == PDF else "artifact",
+        chunks=[(c, {"page": page} if page is not None else {}) for c, page in draft.chunks],
+        session_id=node.session_id,
+        at=now,
+        visibility=node.visibility,
+    )
