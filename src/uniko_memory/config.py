@@ -163,7 +163,9 @@ class RecallDefaults(_Group):
     query_variants: list[Literal["keywords", "original", "declarative", "type_anchored"]] = Field(
         default_factory=list
     )
-    phase1_strategy: Literal["merge", "boost", "off"] = "boost"
+    #: Phase-1 Facts in the final ranking. The reference default is "boost"; on the LoCoMo dev split
+    #: "merge" (the 3 best Facts kept) covers more evidence per token (BENCHMARKS.md, 2026-11-30).
+    phase1_strategy: Literal["merge", "boost", "off"] = "merge"
     phase1_boost_alpha: float = Field(0.6, ge=0.0)
     phase2_coverage_threshold: float = Field(0.65, gt=0.0, le=1.0)
     phase2_mmr_lambda: float = Field(0.7, ge=0.0, le=1.0)

@@ -104,7 +104,9 @@ class RecallConfig(BaseModel):
     neighbor_expansion: bool = True
     neighbor_parents: int = Field(10, ge=0)
     # phase 3
-    phase1_strategy: Literal["merge", "boost", "off"] = "boost"
+    #: Phase-1 Facts in the final ranking. The reference default is "boost"; on the LoCoMo dev split
+    #: "merge" (the 3 best Facts kept) covers more evidence per token (BENCHMARKS.md, 2026-11-30).
+    phase1_strategy: Literal["merge", "boost", "off"] = "merge"
     phase1_boost_alpha: float = Field(0.6, ge=0.0)
     #: A Phase-1 Fact lifts its evidence only if its cosine to the question reaches this.
     boost_min_relevance: float = Field(0.45, ge=0.0, le=1.0)

@@ -6,7 +6,7 @@ from uniko_memory.errors import ConfigError
 
 def test_defaults_match_reference() -> None:
     c = UnikoConfig.build({})
-    assert c.recall.limit == 15 and c.recall.rrf_k == 60 and c.recall.phase1_strategy == "boost"
+    assert c.recall.limit == 15 and c.recall.rrf_k == 60 and c.recall.phase1_strategy == "merge"
     assert c.pipeline.ingest_queue_capacity == 200 and c.pipeline.consolidation_threshold == 20
     assert c.consolidation.cluster_cosine == 0.88 and c.cortex.half_life_days == 30
     assert c.chunking.overlap() == 25
