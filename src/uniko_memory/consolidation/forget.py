@@ -25,6 +25,7 @@ from pydantic import BaseModel, Field
 
 from ..config import UnikoConfig
 from ..model import (
+    Chunk,
     Direction,
     EdgeType,
     Entity,
@@ -132,8 +133,11 @@ async def forget_messages(
     orphan_entities = [eid for eid in mentioned if eid not in still]
     entity_nodes = set(orphan_entities) | {n for n in extra_nodes if n.startswith("ent_")}
 
-    # Episodes that answered from forgotten nodes, and Topics touching dropped entities.
-    forgotten_ids = gone | set(lost)
+    # Episodes that answered from forgotten nodes (including transcript and observation chunks that
+    # quoted the forgotten turns: they are rebuilt under the same ids), and Topics touching dropped
+    # entities.
+    quoting = await _chunks_covering(store, agent, msgs.values(), set(mids) | set(obs_ids))
+    forgotten_ids = gone | set(lost) | quoting
     episodes = [
         e.id
         for e in await store.find(agent, Tier.EPISODE, limit=MAX_NODES)
@@ -198,6 +202,16 @@ async def forget_messages(
             await rebuild_session(sid)
             report.sessions_rebuilt.append(sid)
     return report
+
+
+async def _chunks_covering(store: Store, agent: str, msgs: Iterable[Message], covered: set[str]) -> set[str]:
+    """Session chunks (transcript or observation) of the messages' sessions that carry ``covered``."""
+    out: set[str] = set()
+    for sid in sorted({m.session_id for m in msgs}):
+        for c in await store.find(agent, Tier.CHUNK, Eq("session", sid), limit=MAX_NODES):
+            if isinstance(c, Chunk) and covered & set(c.covered_ids):
+                out.add(c.id)
+    return out
 
 
 async def _was_finalized(store: Store, agent: str, sid: str) -> bool:

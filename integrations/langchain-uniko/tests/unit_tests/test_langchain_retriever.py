@@ -26,7 +26,11 @@ def test_documents_carry_text_and_metadata(sample_agent: Agent) -> None:
     assert any("Biscuit" in d.page_content for d in docs)
     first = docs[0]
     assert first.id == first.metadata["node_id"]
-    assert first.page_content.startswith("[")  # rendered text starts with its date
+    for d in docs:  # rendered text carries its date: a label for turns, the validity for facts
+        if d.metadata["kind"] in ("message", "observation", "chunk"):
+            assert d.page_content.startswith("["), d.page_content
+        elif d.metadata["kind"] == "fact":
+            assert "since" in d.page_content or "until" in d.page_content, d.page_content
     for key in (
         "kind",
         "score",
