@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 from ..config import UnikoConfig
 from ..errors import IdConflict, ValidationError
 from ..model import (
+    PUBLIC,
     Edge,
     EdgeType,
     Entity,
@@ -425,7 +426,7 @@ class AtomicIngest:
                     last_seen=p.at,
                     frequency=ent.count,
                     confidence=ent.confidence,
-                    visibility=merged_visibility(t.visibility, t.visibility),
+                    visibility=t.visibility or PUBLIC,  # a name is as private as the turn naming it
                 )
             u.put(node)
             u.put_edge(Edge(type=EdgeType.MENTIONS, src=msg.id, dst=eid, props={"count": ent.count}))

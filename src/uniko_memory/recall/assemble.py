@@ -158,13 +158,6 @@ def _redundancy(sim: float) -> float:
     return max(0.0, (sim - MMR_SIMILARITY_FLOOR) / (1.0 - MMR_SIMILARITY_FLOOR))
 
 
-def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    if not a or not b:
-        return 0.0
-    shared = len(a & b)
-    return shared / (len(a) + len(b) - shared)
-
-
 @dataclass
 class Packed:
     items: list[RecallItem]
