@@ -10,24 +10,44 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ..model import Direction
+from ..model import Direction, EdgeType
 from ..store.protocol import Store
 
 #: Node-id prefixes of tiers that are seeds or structure, never returned as evidence.
 STRUCTURAL_PREFIXES = ("ent_", "par_", "ses_")
+#: The consolidation audit trail (what a cycle processed, created, touched) and content blobs are
+#: bookkeeping, not relations between memories: a cycle node links every Observation and Fact it
+#: handled, so walking it spreads a seed's mass over the whole memory and costs most of the reads.
+BOOKKEEPING_EDGES = frozenset(
+    {
+        EdgeType.PROCESSED,
+        EdgeType.CREATED,
+        EdgeType.REINFORCED,
+        EdgeType.INVALIDATED,
+        EdgeType.INVOLVED,
+        EdgeType.HAS_CONTENT,
+    }
+)
+WALK_EDGES = tuple(t for t in EdgeType if t not in BOOKKEEPING_EDGES)
 
 
 async def neighbourhood(
-    store: Store, agent: str, seeds: Sequence[str], hops: int, max_nodes: int
+    store: Store,
+    agent: str,
+    seeds: Sequence[str],
+    hops: int,
+    max_nodes: int,
+    edge_types: Sequence[EdgeType] = WALK_EDGES,
 ) -> list[tuple[str, str, str]]:
-    """Edges (src, type, dst) within ``hops`` of the seeds, reading at most ``max_nodes`` nodes."""
+    """Edges (src, type, dst) of ``edge_types`` within ``hops`` of the seeds, reading at most
+    ``max_nodes`` nodes."""
     seen: set[str] = set(seeds)
     frontier = list(seeds)
     edges: dict[tuple[str, str, str], None] = {}
     for _ in range(hops):
         if not frontier:
             break
-        found = await store.neighbor_keys(agent, frontier, None, Direction.BOTH)
+        found = await store.neighbor_keys(agent, frontier, edge_types, Direction.BOTH)
         nxt: list[str] = []
         for key in sorted(found):  # store order is unspecified; the walk must be deterministic
             edges[key] = None
