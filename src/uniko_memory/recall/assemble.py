@@ -149,7 +149,7 @@ def finish_render(item: RecallItem) -> None:
 
 
 def _tokens(text: str) -> frozenset[str]:
-    return frozenset(w.lower() for w in _WORD.findall(text))
+    return frozenset(_WORD.findall(text.lower()))
 
 
 def _redundancy(sim: float) -> float:
@@ -185,7 +185,9 @@ def pack(
     dropped: dict[str, str] = {}
     total = 0
     pool = list(ranked)
-    token_sets = [_tokens(it.content) for it in pool]
+    # Word sets are needed only for candidates that reach the MMR window: built on first use.
+    token_sets: list[frozenset[str] | None] = [None] * len(pool)
+
     max_sim = [0.0] * len(pool)
     alive = list(range(len(pool)))
     top = max((it.score for it in pool), default=1.0) or 1.0
@@ -196,7 +198,7 @@ def pack(
     while alive and len(chosen) < limit:
         best = max(alive[:MMR_WINDOW], key=value.__getitem__)
         alive.remove(best)
-        it, toks = pool[best], token_sets[best]
+        it = pool[best]
         if max_sim[best] > duplicate_threshold:
             dropped[it.node_id] = "near-duplicate"
             continue
@@ -223,11 +225,14 @@ def pack(
         if raw:
             covered |= msgs
         total += it.tokens
+        toks = token_sets[best] or _tokens(it.content)
         n_toks = len(toks)
         if not n_toks:
             continue
         for i in alive[: MMR_WINDOW * 2]:
             other = token_sets[i]
+            if other is None:
+                other = token_sets[i] = _tokens(pool[i].content)
             if not other:
                 continue
             shared = len(other & toks)

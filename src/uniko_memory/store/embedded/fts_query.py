@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sqlite3
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 MAX_QUERY_TOKENS = 64
@@ -163,9 +164,28 @@ def query_tokens(text: str) -> list[str]:
     return list(seen)[:MAX_QUERY_TOKENS]
 
 
+def quoted_terms(text: str) -> list[str]:
+    """The text's searchable tokens, each quoted as an FTS5 string (never an operator)."""
+    return ['"' + t.replace('"', '""') + '"' for t in query_tokens(text)]
+
+
 def build_match(text: str) -> str | None:
     """An OR of quoted tokens, or None when the text has no searchable token."""
-    tokens = query_tokens(text)
-    if not tokens:
-        return None
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in tokens)
+    return " OR ".join(quoted_terms(text)) or None
+
+
+def selective_match(conn: sqlite3.Connection, table: str, terms: list[str]) -> str:
+    """An OR of the terms that can move a BM25 score, or of all of them when none can.
+
+    FTS5's bm25 floors a term's IDF at 1e-6 once it is in half of the rows or more (a speaker's
+    name in a two-person chat): such a term changes no ranking, yet every row it matches is scored
+    and sorted. Counting each term's rows is cheap (doclists only). ``max(rowid)`` bounds the row
+    count from above, so only terms whose IDF is certainly floored are dropped.
+    """
+    if len(terms) < 2:
+        return " OR ".join(terms)
+    counts = ",".join(f"(SELECT count(*) FROM {table} WHERE {table} MATCH ?)" for _ in terms)
+    row = conn.execute(f"SELECT (SELECT max(rowid) FROM {table}), {counts}", terms).fetchone()
+    rows = row[0] or 0
+    keep = [t for t, n in zip(terms, row[1:], strict=True) if n > 0 and 2 * n < rows]
+    return " OR ".join(keep or terms)
