@@ -21,7 +21,8 @@ __all__ = ["count_tokens", "count_tokens_batch", "is_exact", "min_tokens", "trun
 _APPROX_FACTOR = 1.3
 _APPROX_RE = re.compile(r"\w+|[^\w\s]")
 _SPACE_PIECE_WITH_WORD = re.compile(r"[^ ]*?\w[^ ]*")
-_CACHE_MAX_CHARS = 512  # longer strings are rarely repeated; do not let them fill the cache
+_CACHE_MAX_CHARS = 512  # short strings: a large cache
+_LONG_CACHE_MAX_CHARS = 8192  # transcript chunks recur across recalls: a small cache
 
 _tokenizer: Any = None
 _loaded = False
@@ -60,6 +61,11 @@ def _count_cached(text: str) -> int:
     return _count_uncached(text)
 
 
+@lru_cache(maxsize=1024)  # <= 8 KB keys: a few MB at most
+def _count_long_cached(text: str) -> int:
+    return _count_uncached(text)
+
+
 def _count_uncached(text: str) -> int:
     tok = _load()
     if tok is None:
@@ -75,9 +81,12 @@ def count_tokens(text: str) -> int:
         return 0
     if len(text) <= _CACHE_MAX_CHARS:
         return _count_cached(text)
+    if len(text) <= _LONG_CACHE_MAX_CHARS:
+        return _count_long_cached(text)
     return _count_uncached(text)
 
 
+@lru_cache(maxsize=8192)
 def min_tokens(text: str) -> int:
     """A cheap lower bound of :func:`count_tokens`, for rejecting texts that cannot fit a budget.
 

@@ -148,6 +148,7 @@ def finish_render(item: RecallItem) -> None:
     item.tokens = count_tokens(item.rendered or item.content)
 
 
+@lru_cache(maxsize=4096)  # the same memories come back across recalls
 def _tokens(text: str) -> frozenset[str]:
     return frozenset(_WORD.findall(text.lower()))
 

@@ -250,6 +250,10 @@ class Cascade:
                 by_tier[n.tier].append(nid)
         allowed: set[str] = set()
         for tier, tids in by_tier.items():
+            base = self.scope.filter_for(tier)
+            if base is None:  # nothing to check beyond what get_many did (agent, not redacted)
+                allowed.update(tids)
+                continue
             flt = self.scope.combine(tier, In("id", tuple(tids)))
             if isinstance(flt, OutOfScope):
                 continue
@@ -265,13 +269,13 @@ class Cascade:
         ]
         if not ranked:
             return
-        edges = await self.store.neighbors(
+        edges = await self.store.neighbor_keys(
             self.agent, [c.node.id for c in ranked], [EdgeType.NEXT], Direction.BOTH
         )
         order: list[str] = []
         for parent in ranked:
-            for e in edges:
-                other = e.dst if e.src == parent.node.id else e.src if e.dst == parent.node.id else None
+            for src, _, dst in edges:
+                other = dst if src == parent.node.id else src if dst == parent.node.id else None
                 if other and other not in self.pool.cands and other not in order:
                     order.append(other)
         hits = await self._admit(order, [1.0] * len(order), len(order))
@@ -424,15 +428,23 @@ async def _finish(
             continue
         items.append(item)
     await _fact_sources(cas, items)
-    items, refused = await _check_sources(cas, items)
     items = await _rerank(cas, items)
-    packed = pack(
-        items,
-        limit=cfg.limit,
-        token_budget=cfg.token_budget,
-        mmr_lambda=cfg.mmr_lambda,
-        duplicate_threshold=cfg.mmr_duplicate_threshold,
-    )
+    refused: dict[str, str] = {}
+    while True:
+        packed = pack(
+            items,
+            limit=cfg.limit,
+            token_budget=cfg.token_budget,
+            mmr_lambda=cfg.mmr_lambda,
+            duplicate_threshold=cfg.mmr_duplicate_threshold,
+        )
+        # Evidence is re-checked for what was packed only; a refusal repacks without the item,
+        # which is what packing the checked list would have given.
+        gone = await _check_sources(cas, packed.items)
+        if not gone:
+            break
+        refused.update(gone)
+        items = [i for i in items if i.node_id not in gone]
     await _label_sessions(cas, packed.items)
     top = max((i.score for i in packed.items), default=0.0)
     for i in packed.items:  # scores relative to the best item: 1.0 for it, in (0, 1] for the rest
@@ -482,39 +494,37 @@ async def _fact_sources(cas: Cascade, items: list[RecallItem]) -> None:
     facts = [i for i in items if i.kind == "fact"]
     if not facts:
         return
-    support = await cas.store.neighbors(cas.agent, [f.node_id for f in facts], [EdgeType.SUPPORTED_BY])
-    observed = await cas.store.neighbors(cas.agent, [e.dst for e in support], [EdgeType.OBSERVED_IN])
+    support = await cas.store.neighbor_keys(cas.agent, [f.node_id for f in facts], [EdgeType.SUPPORTED_BY])
+    observed = await cas.store.neighbor_keys(cas.agent, [d for _, _, d in support], [EdgeType.OBSERVED_IN])
     msg_of: dict[str, list[str]] = defaultdict(list)
-    for e in observed:
-        msg_of[e.src].append(e.dst)
+    for src, _, dst in observed:
+        msg_of[src].append(dst)
     by_fact: dict[str, list[str]] = defaultdict(list)
-    for e in support:
-        for m in msg_of.get(e.dst, []):
-            if m not in by_fact[e.src]:
-                by_fact[e.src].append(m)
+    for fact, _, obs in support:
+        for m in msg_of.get(obs, []):
+            if m not in by_fact[fact]:
+                by_fact[fact].append(m)
     for f in facts:
         f.sources = [RecallSource(message_id=m) for m in by_fact.get(f.node_id, [])]
 
 
-async def _check_sources(cas: Cascade, items: list[RecallItem]) -> tuple[list[RecallItem], dict[str, str]]:
-    """Re-check every item's evidence in the store before it can enter the bundle.
+async def _check_sources(cas: Cascade, items: list[RecallItem]) -> dict[str, str]:
+    """Re-check the items' evidence in the store before they can enter the bundle: the refused.
 
     An item whose source Message is gone, redacted, or not visible to the viewer is refused, so a
     derived node (observation, chunk, fact) can never carry content its source no longer allows.
     """
     ids = sorted({m for i in items for m in i.message_ids()})
     if not ids:
-        return items, {}
+        return {}
     sources = await cas.store.get_many(cas.agent, ids)
     viewer = cas.cfg.viewer
     ok = {m for m, n in sources.items() if not n.redacted and (viewer is None or viewer.admits(n.visibility))}
-    kept, refused = [], {}
-    for i in items:
-        if all(m in ok for m in i.message_ids()):
-            kept.append(i)
-        else:
-            refused[i.node_id] = "source deleted, redacted or not visible"
-    return kept, refused
+    return {
+        i.node_id: "source deleted, redacted or not visible"
+        for i in items
+        if not all(m in ok for m in i.message_ids())
+    }
 
 
 async def _boost(cas: Cascade, ranked: list[Candidate]) -> list[Candidate]:

@@ -158,7 +158,12 @@ async def build_intent_at(
     # The question's own vector needs no parse: embed it while the NLP pass runs.
     original_vec = asyncio.ensure_future(_embed(embedder, [query]))
     names = await _participant_names(store, agent)
-    analysis = (await asyncio.to_thread(nlp.analyze, [query]))[0]
+    # Entities, POS and keywords need no dependency parse (the shallow pass gives the same ones);
+    # only the declarative rewrite reads the parse.
+    wanted = variants or ["keywords"]
+    shallow = getattr(nlp, "analyze_shallow", None)
+    analyze = nlp.analyze if shallow is None or "declarative" in wanted else shallow
+    analysis = (await asyncio.to_thread(analyze, [query]))[0]
     ner = extract(analysis, list(names), reference=ref)
     profile = IntentProfile(query=query, reference_ts=ref)
     refs = [e for e in ner.entities if len(e.name) >= 2]
@@ -183,7 +188,6 @@ async def build_intent_at(
     profile.expected_answer_type = predict_answer_type(query)
     profile.keywords = extract_keywords(analysis)
     profile.facets = profile.entity_refs or profile.keywords[:3]
-    wanted = variants or ["keywords"]
     texts: dict[str, str] = {"original": query}
     for v in wanted:
         if v == "keywords" and profile.keywords:

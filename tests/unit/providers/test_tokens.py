@@ -18,8 +18,10 @@ def approx_mode(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(tokens, "_tokenizer", None)
     monkeypatch.setattr(tokens, "_loaded", True)
     tokens._count_cached.cache_clear()
+    tokens._count_long_cached.cache_clear()
     yield
     tokens._count_cached.cache_clear()
+    tokens._count_long_cached.cache_clear()
 
 
 def test_exact_counts() -> None:

@@ -47,6 +47,9 @@ _EDGE_TYPES = {t.value: t for t in EdgeType}
 #: Vector candidates checked against a filter before falling back to an exact filtered scan.
 _FILTER_OVERFETCH = 8
 _FILTER_MIN_CANDIDATES = 200
+#: The first probe of a filtered vector search: this many times k candidates (at least the min).
+_FILTER_FIRST_FACTOR = 3
+_FILTER_FIRST_MIN = 30
 
 
 def _chunks(items: Sequence[str], size: int = _BATCH) -> list[Sequence[str]]:
@@ -602,11 +605,20 @@ class EmbeddedStore:
         where, params = to_sql(flt)
         n_cand = min(len(ids), max(k * _FILTER_OVERFETCH, _FILTER_MIN_CANDIDATES))
         rows = top_k(scores, n_cand)
-        cand = [ids[r] for r in rows]
-        allowed = self._allowed(conn, agent, tier, where, params, cand)
-        hits = [(ids[r], float(scores[r])) for r in rows if ids[r] in allowed]
-        if len(hits) >= k or n_cand == len(ids):
-            return hits[:k]
+        # Probe the best candidates first and widen only while too few pass: the filter (often a
+        # JSON field) is evaluated for a few times k rows, not n_cand. Same hits: the admitted
+        # rows of a prefix of ``rows`` are a prefix of the admitted rows of ``rows``.
+        hits: list[tuple[str, float]] = []
+        done, upto = 0, min(n_cand, max(k * _FILTER_FIRST_FACTOR, _FILTER_FIRST_MIN))
+        while done < n_cand:
+            part = rows[done:upto]
+            allowed = self._allowed(conn, agent, tier, where, params, [ids[r] for r in part])
+            hits += [(ids[r], float(scores[r])) for r in part if ids[r] in allowed]
+            done, upto = upto, min(n_cand, upto * 4)
+            if len(hits) >= k:
+                return hits[:k]
+        if n_cand == len(ids):
+            return hits
         # Selective filter: score exactly over the rows it admits.
         q = f"SELECT n.id FROM nodes n WHERE n.agent=? AND n.tier=? AND n.redacted=0 AND {where}"
         admitted = {r[0] for r in conn.execute(q, (agent, tier, *params))}
