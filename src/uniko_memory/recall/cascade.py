@@ -122,9 +122,14 @@ class Cascade:
 
     # ------------------------------------------------------------------ channels
     async def _vector(
-        self, tier: Tier, k: int, extra: Filter | None = None, variant: str = "original"
+        self,
+        tier: Tier,
+        k: int,
+        extra: Filter | None = None,
+        variant: str = "original",
+        vec: np.ndarray | None = None,
     ) -> list[Hit]:
-        vec = self.intent.vectors.get(variant)
+        vec = vec if vec is not None else self.intent.vectors.get(variant)
         flt = self.scope.combine(tier, extra)
         if vec is None or k <= 0 or isinstance(flt, OutOfScope):
             return []
@@ -132,9 +137,14 @@ class Cascade:
         return [h for h in hits if h.score >= self.cfg.min_score]
 
     async def _text(
-        self, tier: Tier, k: int, extra: Filter | None = None, variant: str = "keywords"
+        self,
+        tier: Tier,
+        k: int,
+        extra: Filter | None = None,
+        variant: str = "keywords",
+        text: str | None = None,
     ) -> list[Hit]:
-        text = dict(self.intent.variants).get(variant) or self.intent.query
+        text = text or dict(self.intent.variants).get(variant) or self.intent.query
         flt = self.scope.combine(tier, extra)
         if k <= 0 or isinstance(flt, OutOfScope):
             return []
@@ -177,11 +187,12 @@ class Cascade:
             "message_bm25": self._text(Tier.MESSAGE, c.breadth(c.phase2_message_k)),
         }
         for pid in it.participant_ids[:2]:  # the named people's own words and statements
+            text, vec = it.without_name.get(pid, ("", None)) if c.speaker_query_without_name else ("", None)
             jobs[f"speaker_message_vec:{pid}"] = self._vector(
-                Tier.MESSAGE, c.breadth(c.phase2_message_k), Eq("participant", pid)
+                Tier.MESSAGE, c.breadth(c.phase2_message_k), Eq("participant", pid), vec=vec
             )
             jobs[f"speaker_message_bm25:{pid}"] = self._text(
-                Tier.MESSAGE, c.breadth(c.phase2_message_k), Eq("participant", pid)
+                Tier.MESSAGE, c.breadth(c.phase2_message_k), Eq("participant", pid), text=text or None
             )
         if c.temporal_enabled and it.temporal_window:
             jobs["temporal"] = self._temporal()

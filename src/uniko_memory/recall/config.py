@@ -99,6 +99,9 @@ class RecallConfig(BaseModel):
     graph_top_k: int = Field(10, ge=0)
     #: Seed the walk from the question's participants too (hubs: slower, no better on LoCoMo dev).
     graph_seed_participants: bool = False
+    #: A participant's own messages are searched with the question minus that participant's name
+    #: (the filter already says whose words; the name only matches where they are addressed).
+    speaker_query_without_name: bool = True
     graph_edge_weights: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_EDGE_WEIGHTS))
     #: Turns next to the strongest message hits join the pool (weight: channel_weights["neighbours"]).
     neighbor_expansion: bool = True

@@ -85,6 +85,9 @@ class IntentProfile:
     vectors: dict[str, np.ndarray] = field(default_factory=dict)
     facets: list[str] = field(default_factory=list)
     degraded: list[str] = field(default_factory=list)
+    #: Per named participant: the question without that name (keywords, vector) for searches
+    #: already scoped to the participant, where the name only adds noise.
+    without_name: dict[str, tuple[str, np.ndarray | None]] = field(default_factory=dict)
 
     @property
     def facet_count(self) -> int:
@@ -126,6 +129,32 @@ async def _participant_names(store: Store, agent: str) -> dict[str, str]:
     return names
 
 
+_WORD = re.compile(r"\w+")
+
+
+def _without_names(query: str, names: dict[str, str]) -> dict[str, str]:
+    """For each participant named in the query (whole words, any case, possessive too): the query
+    with that name removed. Longer names first, so "Ann Lee" is not read as "Ann"."""
+    out: dict[str, str] = {}
+    masked = query  # names already found are blanked, so "Ann" is not found inside "Ann Lee"
+    for name in sorted(names, key=len, reverse=True):
+        pid = names[name]
+        if not name.strip() or pid in out:
+            continue
+        pattern = re.compile(rf"(?<!\w){re.escape(name)}(?:['’]s)?(?!\w)", re.IGNORECASE)
+        spans = [m.span() for m in pattern.finditer(masked)]
+        if not spans:
+            continue
+        text, pos = [], 0
+        for a, b in spans:
+            text.append(query[pos:a])
+            masked = masked[:a] + "\0" * (b - a) + masked[b:]
+            pos = b
+        text.append(query[pos:])
+        out[pid] = " ".join(" ".join(text).split())
+    return out
+
+
 def _declarative(analysis: Any) -> str | None:
     """ "S V O" from the first subject-verb-object in the parse (the ``declarative`` variant)."""
     toks = getattr(analysis, "tokens", [])
@@ -155,9 +184,11 @@ async def build_intent_at(
     from ..nlp.temporal import resolve_temporal
 
     ref = reference_ts or utcnow()
-    # The question's own vector needs no parse: embed it while the NLP pass runs.
-    original_vec = asyncio.ensure_future(_embed(embedder, [query]))
     names = await _participant_names(store, agent)
+    # Without each participant it names, the question searches that participant's own words.
+    stripped = {pid: text for pid, text in _without_names(query, names).items() if text}
+    # The question's vectors need no parse: embedded while the NLP pass runs.
+    original_vec = asyncio.ensure_future(_embed(embedder, [query, *stripped.values()]))
     # Entities, POS and keywords need no dependency parse (the shallow pass gives the same ones);
     # only the declarative rewrite reads the parse.
     wanted = variants or ["keywords"]
@@ -202,6 +233,11 @@ async def build_intent_at(
             seen[name] = text
     profile.variants = list(seen.items())
     first = await original_vec
+    for i, (pid, text) in enumerate(stripped.items(), start=1):
+        if pid in profile.participant_ids:
+            words = {w.casefold() for w in _WORD.findall(text)}
+            kept = [k for k in profile.keywords if k.casefold() in words]
+            profile.without_name[pid] = (" ".join(kept), None if first is None else first[i])
     if first is not None:
         profile.vectors["original"] = first[0]
     elif embedder is None:

@@ -129,3 +129,27 @@ async def test_intent_sees_only_its_agent(uni: Uniko) -> None:
     )
     assert it.participant_ids == [] and it.entity_ids == []
     assert await uni.kb.store.count("someone-else", Tier.PARTICIPANT) == 0
+
+
+async def test_a_named_participant_gets_the_question_without_their_name(uni: Uniko) -> None:
+    caroline = participant_id(AGENT, "Caroline")
+    it = await intent(uni, "Where did Caroline's cat Bailey come from?")
+    words, vec = it.without_name[caroline]
+    assert "Caroline" not in words and "Bailey" in words and "cat" in words
+    expected = await uni.kb.embedder.embed_queries(["Where did cat Bailey come from?"])
+    assert vec is not None and float(vec @ expected[0]) == pytest.approx(1.0, abs=1e-5)
+    assert it.primary_vector is not None and float(vec @ it.primary_vector) < 0.999
+    # nobody named, nothing scoped; a name inside another word is not the name
+    assert (await intent(uni, "Who adopted a cat?")).without_name == {}
+    assert (await intent(uni, "What did Carolinexyz say?")).without_name == {}
+
+
+async def test_without_names_matches_whole_names_and_possessives() -> None:
+    from uniko_memory.recall.intent import _without_names
+
+    names = {"Ann": "p1", "Ann Lee": "p2", "Bob": "p3"}
+    assert _without_names("Did Ann Lee's dog bite bob?", names) == {
+        "p2": "Did dog bite bob?",
+        "p3": "Did Ann Lee's dog bite ?",
+    }
+    assert _without_names("Where is Annie?", names) == {}
