@@ -19,6 +19,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Literal
 
 from uniko_memory.nlp._ner_rules import (
@@ -236,6 +237,12 @@ def deduplicate(mentions: Iterable[EntityMention]) -> list[EntityCount]:
     return list(merged.values())
 
 
+@lru_cache(maxsize=64)
+def _gazetteer(participants: tuple[str, ...]) -> Gazetteer:
+    """Built once per participant list (a chat's turns and questions share it); read-only."""
+    return Gazetteer(participants)
+
+
 def extract(
     analysis: Analysis,
     participants: Sequence[str] = (),
@@ -244,7 +251,7 @@ def extract(
     strict: bool = True,
 ) -> NerResult:
     """Run the whole cascade; ``reference`` only anchors rule date detection (default: now)."""
-    gazetteer = Gazetteer(participants)
+    gazetteer = _gazetteer(tuple(participants))
     chosen = _select(_candidates(analysis, gazetteer, reference or datetime.now(UTC)))
     resolved = [_resolve(m, gazetteer) for m in chosen]
     admitted = admit_entities(resolved, strict=strict)

@@ -196,6 +196,7 @@ def pack(
     # best in the (rank-ordered) window, so ties go to the better-ranked candidate.
     relevance = [mmr_lambda * it.score / top for it in pool]
     value = [r - (1 - mmr_lambda) * _redundancy(0.0) for r in relevance]
+    ignore_below = min(MMR_SIMILARITY_FLOOR, duplicate_threshold)
     while alive and len(chosen) < limit:
         best = max(alive[:MMR_WINDOW], key=value.__getitem__)
         alive.remove(best)
@@ -234,10 +235,16 @@ def pack(
             other = token_sets[i]
             if other is None:
                 other = token_sets[i] = _tokens(pool[i].content)
-            if not other:
+            n_other = len(other)
+            if not n_other:
+                continue
+            # Jaccard <= the size ratio: skip pairs whose overlap could not matter (at or below
+            # the redundancy floor and the duplicate threshold, or below what is already known).
+            bound = min(n_other, n_toks) / max(n_other, n_toks)
+            if bound <= ignore_below or bound <= max_sim[i]:
                 continue
             shared = len(other & toks)
-            sim = shared / (len(other) + n_toks - shared)  # Jaccard
+            sim = shared / (n_other + n_toks - shared)  # Jaccard
             if sim > max_sim[i]:
                 max_sim[i] = sim
                 value[i] = relevance[i] - (1 - mmr_lambda) * _redundancy(sim)
