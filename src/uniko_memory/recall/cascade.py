@@ -37,6 +37,8 @@ PHASE_TIERS = {1: 3, 2: 3, 3: 2}
 CHARS_PER_TOKEN = 4.0
 #: Candidates considered for the bundle, best first (packing is greedy over them).
 MAX_BUNDLE_CANDIDATES = 200
+#: Packs whose refused items are re-packed before all candidates' sources are checked at once.
+REPACK_ROUNDS = 2
 
 
 @dataclass
@@ -441,6 +443,7 @@ async def _finish(
     await _fact_sources(cas, items)
     items = await _rerank(cas, items)
     refused: dict[str, str] = {}
+    rounds = 0
     while True:
         packed = pack(
             items,
@@ -449,9 +452,13 @@ async def _finish(
             mmr_lambda=cfg.mmr_lambda,
             duplicate_threshold=cfg.mmr_duplicate_threshold,
         )
+        if rounds > REPACK_ROUNDS:  # every remaining item was checked: nothing more to refuse
+            break
+        rounds += 1
         # Evidence is re-checked for what was packed only; a refusal repacks without the item,
-        # which is what packing the checked list would have given.
-        gone = await _check_sources(cas, packed.items)
+        # which is what packing the checked list would have given. Past a few rounds every
+        # candidate is checked at once, so refusals cannot cost a store read per item.
+        gone = await _check_sources(cas, packed.items if rounds <= REPACK_ROUNDS else items)
         if not gone:
             break
         refused.update(gone)

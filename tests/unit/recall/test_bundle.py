@@ -306,3 +306,30 @@ async def test_recall_entry_point_defaults_its_config(uni: Uniko) -> None:
 async def test_unknown_agent_recalls_nothing(uni: Uniko) -> None:
     b = await uni.agent("nobody").recall("What is the name of Caroline's cat?", use_cache=False)
     assert b.items == [] and b.total_tokens == 0 and b.coverage == 0.0
+
+
+async def test_refused_evidence_is_repacked_in_bounded_store_reads(
+    agent: Agent, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each check refuses the first item it sees: after two re-packs every candidate is checked at
+    once, so refusals never cost one store read per item, and no refused item is returned."""
+    import importlib
+
+    cascade = importlib.import_module("uniko_memory.recall.cascade")
+    real = cascade._check_sources
+    seen: list[int] = []
+    refused: set[str] = set()
+
+    async def picky(cas: Any, items: list[Any]) -> dict[str, str]:
+        seen.append(len(items))
+        await real(cas, items)
+        if not items:
+            return {}
+        refused.add(items[0].node_id)
+        return {items[0].node_id: "test refusal"}
+
+    monkeypatch.setattr(cascade, "_check_sources", picky)
+    b = await agent.recall(QUERIES[1], limit=5, use_cache=False, explain=True)
+    assert len(seen) == 3 and seen[2] > seen[0]  # two packs checked, then every candidate
+    assert b.items and not {i.node_id for i in b.items} & refused
+    assert b.trace is not None and set(b.trace["dropped"]) >= refused
