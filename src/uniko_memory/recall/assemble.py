@@ -188,7 +188,6 @@ def pack(
     pool = list(ranked)
     # Word sets are needed only for candidates that reach the MMR window: built on first use.
     token_sets: list[frozenset[str] | None] = [None] * len(pool)
-
     max_sim = [0.0] * len(pool)
     alive = list(range(len(pool)))
     top = max((it.score for it in pool), default=1.0) or 1.0

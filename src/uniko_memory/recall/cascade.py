@@ -23,7 +23,7 @@ from ..model import Direction, EdgeType, Message, Node, Tier
 from ..model import Session as SessionNode
 from ..store.filters import Eq, Filter, In, Range
 from ..store.protocol import Hit, Store
-from .assemble import node_to_item, pack
+from .assemble import Packed, node_to_item, pack
 from .config import RecallConfig
 from .coverage import compute_coverage
 from .graph import neighbourhood, personalized_pagerank, top_evidence
@@ -442,27 +442,29 @@ async def _finish(
         items.append(item)
     await _fact_sources(cas, items)
     items = await _rerank(cas, items)
-    refused: dict[str, str] = {}
-    rounds = 0
-    while True:
-        packed = pack(
-            items,
+
+    def pack_items(candidates: list[RecallItem]) -> Packed:
+        return pack(
+            candidates,
             limit=cfg.limit,
             token_budget=cfg.token_budget,
             mmr_lambda=cfg.mmr_lambda,
             duplicate_threshold=cfg.mmr_duplicate_threshold,
         )
-        if rounds > REPACK_ROUNDS:  # every remaining item was checked: nothing more to refuse
-            break
-        rounds += 1
-        # Evidence is re-checked for what was packed only; a refusal repacks without the item,
-        # which is what packing the checked list would have given. Past a few rounds every
-        # candidate is checked at once, so refusals cannot cost a store read per item.
-        gone = await _check_sources(cas, packed.items if rounds <= REPACK_ROUNDS else items)
+
+    # Evidence is re-checked for what was packed only; a refusal repacks without the item, which
+    # is what packing the checked list would have given. After REPACK_ROUNDS every candidate is
+    # checked at once, so refusals cannot cost a store read per item.
+    refused: dict[str, str] = {}
+    packed = pack_items(items)
+    for round_ in range(REPACK_ROUNDS + 1):
+        whole = round_ == REPACK_ROUNDS
+        gone = await _check_sources(cas, items if whole else packed.items)
         if not gone:
             break
         refused.update(gone)
         items = [i for i in items if i.node_id not in gone]
+        packed = pack_items(items)
     await _label_sessions(cas, packed.items)
     top = max((i.score for i in packed.items), default=0.0)
     for i in packed.items:  # scores relative to the best item: 1.0 for it, in (0, 1] for the rest

@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from uniko_memory.store.embedded.fts_query import build_match, quoted_terms, selective_match
+from uniko_memory.store.embedded.fts_query import quoted_terms, selective_match
 
 
 @pytest.fixture
@@ -21,8 +21,8 @@ def conn() -> sqlite3.Connection:
 
 def test_terms_are_quoted_never_operators() -> None:
     assert quoted_terms('NEAR(a b) OR "x" AND') == ['"near"', '"b"', '"x"']
-    assert build_match("the and of") == '"the" OR "and" OR "of"'  # stopwords only: kept
-    assert build_match("?!") is None
+    assert quoted_terms("the and of") == ['"the"', '"and"', '"of"']  # stopwords only: kept
+    assert quoted_terms("?!") == []
 
 
 def test_a_term_in_half_of_the_rows_or_more_is_dropped(conn: sqlite3.Connection) -> None:

@@ -169,11 +169,6 @@ def quoted_terms(text: str) -> list[str]:
     return ['"' + t.replace('"', '""') + '"' for t in query_tokens(text)]
 
 
-def build_match(text: str) -> str | None:
-    """An OR of quoted tokens, or None when the text has no searchable token."""
-    return " OR ".join(quoted_terms(text)) or None
-
-
 def selective_match(conn: sqlite3.Connection, table: str, terms: list[str]) -> str:
     """An OR of the terms that can move a BM25 score, or of all of them when none can.
 
