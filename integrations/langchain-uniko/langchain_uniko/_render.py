@@ -1,8 +1,9 @@
 """Safe rendering for prompts: uniko's quoted bundle format (``ContextBundle.render``).
 
-Each item is one entry, ``- [date] (source kind) text``, whose further lines start with ``  | ``
-and whose tag-like ``<`` are written ``&lt;``, between ``<memory>`` and ``</memory>`` under a
-header saying it is quoted data (docs/security.md, "Safe rendering").
+Each item is one entry, ``- (source kind) text``, under a ``[date]`` heading line shared by the
+items of that date; an entry's further lines start with ``  | `` and its tag-like ``<`` are
+written ``&lt;``, between ``<memory>`` and ``</memory>`` under a header saying it is quoted data
+(docs/security.md, "Safe rendering").
 """
 
 from __future__ import annotations

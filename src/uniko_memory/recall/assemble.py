@@ -1,8 +1,8 @@
 """From ranked nodes to a token-budgeted bundle: render, de-duplicate (MMR, provenance), pack.
 
-The budget is real: each item is counted by the tokens of its rendered text (date label
-included), and the bundle never exceeds ``token_budget``. An item that would overflow is skipped
-and smaller ones after it may still fit.
+The budget is real: each item is counted by the tokens of its rendered text, its date label
+once per date (the rendered bundle groups items under their date), and the bundle never exceeds
+``token_budget``. An item that would overflow is skipped and smaller ones after it may still fit.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 from ..model import Chunk, Episode, Fact, Message, Node, Observation, Procedure, Summary, Topic
 from ..tokens import count_tokens, min_tokens
-from .items import RecallItem, RecallSource, date_label
+from .items import RecallItem, RecallSource, date_label, item_label
 
 _WORD = re.compile(r"\w+")
 #: MMR considers this many of the best remaining candidates at each step (keeps packing linear).
@@ -173,18 +173,29 @@ def pack(
     token_budget: int,
     mmr_lambda: float,
     duplicate_threshold: float,
+    chunk_share: float = 1.0,
 ) -> Packed:
     """Greedy MMR selection under the limit and the token budget, skipping redundant items.
 
-    Redundant = near-duplicate text (Jaccard above the threshold), or any item whose source turns
-    are all already in the bundle verbatim (a Message or chunk quoting them renders their relative
-    dates resolved). An Observation or Fact chosen first does not make its turn redundant: the turn
-    carries the detail the statement leaves out.
+    Redundant = near-duplicate text (Jaccard above the threshold), any item whose source turns are
+    all already in the bundle verbatim (a Message or chunk quoting them renders their relative
+    dates resolved), or a Message whose turn is already carried by a statement drawn from it alone
+    (an Observation or a single-source Fact: its gist, dates resolved, in far fewer tokens).
+    Which of the two comes first is the ranking's call.
+
+    A chunk quotes about ten turns, most of them beside the point: chunks may take at most
+    ``chunk_share`` of the budget, so they cannot crowd out the turns that answer.
+
+    An item whose date is already in the bundle is charged without its date label (the copy in
+    the result carries that share in ``tokens``).
     """
     chosen: list[RecallItem] = []
-    covered: set[str] = set()
+    covered: set[str] = set()  # turns quoted verbatim
+    stated: set[str] = set()  # turns carried by a statement drawn from that turn alone
+    dated: set[str] = set()  # date labels already written
     dropped: dict[str, str] = {}
-    total = 0
+    total = chunk_total = 0
+    chunk_cap = chunk_share * token_budget
     pool = list(ranked)
     # Word sets are needed only for candidates that reach the MMR window: built on first use.
     token_sets: list[frozenset[str] | None] = [None] * len(pool)
@@ -208,24 +219,43 @@ def pack(
         if raw and msgs and msgs <= covered:
             dropped[it.node_id] = "evidence already in bundle"
             continue
+        if it.kind == "message" and msgs and msgs <= stated:
+            dropped[it.node_id] = "turn already stated in bundle"
+            continue
         if not raw and msgs and msgs <= covered:
             # A statement drawn from turns the bundle already quotes (with their dates resolved)
             # adds no evidence: its tokens go to other turns.
             dropped[it.node_id] = "source turns already in bundle"
             continue
-        if not it.tokens and total + min_tokens(it.rendered or it.content) > token_budget:
-            # Rendering only adds text: no need to render and count an item that cannot fit.
-            dropped[it.node_id] = "token budget"
-            continue
+        label = item_label(it)
+        under_heading = bool(label) and label in dated  # its date heading is already written
         if not it.tokens:
-            finish_render(it)
-        if total + it.tokens > token_budget:
+            # Rendering only adds text: no need to render and count an item that cannot fit.
+            text = it.rendered or it.content
+            need = min_tokens(text[len(label) :] if under_heading else text)
+            if total + need > token_budget:
+                dropped[it.node_id] = "token budget"
+                continue
+            if it.kind == "chunk" and chunk_total + need > chunk_cap:
+                dropped[it.node_id] = "chunk share of the budget"
+                continue
+            finish_render(it)  # keeps the label in front
+        cost = count_tokens((it.rendered or it.content)[len(label) :]) if under_heading else it.tokens
+        if total + cost > token_budget:
             dropped[it.node_id] = "token budget"
             continue
-        chosen.append(it)
+        if it.kind == "chunk":
+            if chunk_total + cost > chunk_cap:
+                dropped[it.node_id] = "chunk share of the budget"
+                continue
+            chunk_total += cost
+        chosen.append(it if cost == it.tokens else it.model_copy(update={"tokens": cost}))
+        total += cost
+        dated.add(label)
         if raw:
             covered |= msgs
-        total += it.tokens
+        elif len(msgs) == 1:
+            stated |= msgs
         toks = token_sets[best] or _tokens(it.content)
         n_toks = len(toks)
         if not n_toks:

@@ -450,6 +450,7 @@ async def _finish(
             token_budget=cfg.token_budget,
             mmr_lambda=cfg.mmr_lambda,
             duplicate_threshold=cfg.mmr_duplicate_threshold,
+            chunk_share=cfg.chunk_budget_share,
         )
 
     # Evidence is re-checked for what was packed only; a refusal repacks without the item, which

@@ -131,6 +131,9 @@ class RecallConfig(BaseModel):
     #: Whether transcript / observation chunks may enter the bundle as items themselves (otherwise
     #: they only rank the turns they carry, which then enter as Messages).
     chunk_items: bool = True
+    #: The most of the token budget that chunk items may take: a chunk quotes about ten turns,
+    #: most of them beside the point (BENCHMARKS.md, "Recall quality").
+    chunk_budget_share: float = Field(0.25, ge=0.0, le=1.0)
     #: Whether a chunk's rank also ranks the Messages it carries (weight: channel_weights["chunk_messages"]).
     chunk_to_message: bool = True
     explain: bool = False

@@ -16,6 +16,7 @@ from uniko_memory.facade import Uniko
 from uniko_memory.ingest import Turn
 from uniko_memory.model import Message, Node, Tier, Viewer
 from uniko_memory.recall import ContextBundle
+from uniko_memory.recall.items import item_label
 from uniko_memory.tokens import count_tokens
 
 AGENT = "a"
@@ -136,7 +137,10 @@ async def nodes_of(uni: Uniko, bundle: ContextBundle, agent: str = AGENT) -> dic
 
 
 def rendered_tokens(bundle: ContextBundle) -> int:
-    return sum(count_tokens(i.rendered) for i in bundle.items)
+    """What the rendered bundle writes for its items: each date heading once, then each item's text."""
+    labels = {item_label(i) for i in bundle.items} - {""}
+    headings = sum(count_tokens(label.strip()) for label in labels)
+    return headings + sum(count_tokens(i.rendered[len(item_label(i)) :]) for i in bundle.items)
 
 
 def source_ids(bundle: ContextBundle) -> set[str]:

@@ -13,7 +13,8 @@ from uniko_memory.errors import ConfigError, ValidationError
 from uniko_memory.facade import Agent, Uniko
 from uniko_memory.model import Chunk, Message, Observation, Tier, session_id
 from uniko_memory.recall import ContextBundle, RecallConfig, recall
-from uniko_memory.recall.items import render_item
+from uniko_memory.recall.assemble import finish_render, node_to_item
+from uniko_memory.recall.items import item_label, render_item
 from uniko_memory.tokens import count_tokens
 
 from ._corpus import AGENT, ALL_PHASES, MAIN, build, message_by_text, rendered_tokens
@@ -61,9 +62,13 @@ async def test_bundle_never_exceeds_token_budget(agent: Agent, budget: int, phas
         b = await ask(agent, q, token_budget=budget, limit=50, **extra)
         real = rendered_tokens(b)
         assert real <= budget, (q, budget, real)
-        assert b.total_tokens == real
-        for item in b.items:
-            assert item.tokens == count_tokens(item.rendered)
+        assert b.total_tokens == real == sum(i.tokens for i in b.items)
+        written: set[str] = set()
+        for item in b.items:  # a date is charged to the first item of that date only
+            label = item_label(item)
+            shared = bool(label) and label in written
+            assert item.tokens == count_tokens(item.rendered[len(label) :] if shared else item.rendered)
+            written.add(label)
 
 
 async def test_budget_counts_real_tokens_not_a_flat_per_item_estimate(agent: Agent) -> None:
@@ -129,10 +134,13 @@ async def test_items_carry_kind_content_score_time_session_and_sources(
 async def test_message_items_render_with_their_date(uni: Uniko, agent: Agent) -> None:
     text = "My husband Mark built a treehouse for the kids in our backyard."
     msg = await message_by_text(uni, text)
-    b = await ask(agent, "Mark built a treehouse for the kids in the backyard", limit=20)
-    [item] = [i for i in b.items if i.node_id == msg.id]
+    item = node_to_item(msg, 1.0, [])
+    assert item is not None
+    finish_render(item)
     assert item.rendered == f"[7 May 2023] Melanie: {text}"
     assert item.timestamp == msg.timestamp
+    assert render_item(item) == f"- [7 May 2023] (message) Melanie: {text}"
+    assert render_item(item, dated=False) == f"- (message) Melanie: {text}"
 
 
 async def test_relative_phrases_get_the_absolute_date(uni: Uniko, agent: Agent) -> None:
@@ -153,7 +161,16 @@ async def test_every_rendered_evidence_item_starts_with_a_date(agent: Agent) -> 
             assert "2023]" in item.rendered.split("]")[0] + "]"
     text = b.render()
     assert text.startswith("Memory (")
-    assert all(render_item(i) in text for i in b.items)
+    lines = text.split("\n")
+    for item in b.items:  # each entry stands under the heading of its date, which is written once
+        entry = render_item(item, dated=False)
+        assert entry in text
+        entry = entry.split("\n")[0]
+        label = item_label(item).strip()
+        if label:
+            assert lines.count(label) == 1
+            heading = max(i for i, line in enumerate(lines[: lines.index(entry)]) if line.startswith("["))
+            assert lines[heading] == label
 
 
 async def test_exact_turn_is_found(uni: Uniko, agent: Agent) -> None:

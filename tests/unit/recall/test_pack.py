@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from uniko_memory.recall.assemble import pack
-from uniko_memory.recall.items import RecallItem, RecallSource
+from uniko_memory.recall.items import ContextBundle, RecallItem, RecallSource, date_label
 from uniko_memory.tokens import count_tokens
 
 
@@ -33,12 +35,21 @@ def test_statement_whose_turn_is_already_quoted_is_dropped() -> None:
     assert packed.dropped["o1"] == "source turns already in bundle"
 
 
-def test_statement_chosen_first_keeps_its_turn() -> None:
+def test_statement_drawn_from_one_turn_makes_that_turn_redundant() -> None:
     obs = item("o1", "observation", "Caroline adopted a cat on 6 May 2023.", 1.0, "m1")
     turn = item(
         "m1", "message", "Caroline: I adopted a grey cat from the Boston shelter yesterday.", 0.9, "m1"
     )
-    assert [i.node_id for i in run([obs, turn]).items] == ["o1", "m1"]
+    other = item("m2", "message", "Melanie: My kids painted a sunrise at the lake.", 0.8, "m2")
+    packed = run([obs, turn, other])
+    assert [i.node_id for i in packed.items] == ["o1", "m2"]
+    assert packed.dropped["m1"] == "turn already stated in bundle"
+
+
+def test_fact_drawn_from_several_turns_does_not_replace_them() -> None:
+    fact = item("f1", "fact", "Caroline has a cat.", 1.0, "m1", "m7")
+    turn = item("m1", "message", "Caroline: I adopted a grey cat from the Boston shelter.", 0.9, "m1")
+    assert [i.node_id for i in run([fact, turn]).items] == ["f1", "m1"]
 
 
 def test_fact_with_an_unquoted_source_turn_is_kept() -> None:
@@ -54,3 +65,57 @@ def test_budget_is_never_exceeded_and_smaller_items_still_fit() -> None:
     packed = run([big, small], budget=budget)
     assert [i.node_id for i in packed.items] == ["m2"] and packed.total_tokens <= budget
     assert packed.dropped["m1"] == "token budget"
+
+
+def dated(node_id: str, kind: str, text: str, score: float, day: int, *msgs: str) -> RecallItem:
+    ts = datetime(2023, 5, day, 13, 0, tzinfo=UTC)
+    it = item(node_id, kind, text, score, *msgs)
+    return it.model_copy(update={"rendered": date_label(ts) + text, "timestamp": ts})
+
+
+def test_each_date_is_charged_once_and_rendered_once() -> None:
+    a = dated("m1", "message", "Caroline: I adopted a grey cat.", 1.0, 7, "m1")
+    b = dated("m2", "message", "Melanie: My kids painted a sunrise.", 0.9, 7, "m2")
+    c = dated("m3", "message", "Melanie: We went camping at the lake.", 0.8, 9, "m3")
+    packed = run([a, b, c])
+    by_id = {i.node_id: i for i in packed.items}
+    label = date_label(a.timestamp)
+    assert by_id["m1"].tokens == count_tokens(a.rendered)  # the first of its date writes the date
+    assert by_id["m2"].tokens == count_tokens(b.rendered[len(label) :])
+    assert by_id["m3"].tokens == count_tokens(c.rendered)
+    assert packed.total_tokens == sum(i.tokens for i in packed.items)
+    assert b.tokens == count_tokens(b.rendered)  # the caller's item is not changed
+    text = ContextBundle(items=packed.items, total_tokens=packed.total_tokens).render(header=False)
+    assert text.split("\n") == [
+        "[7 May 2023]",
+        "- (message) Caroline: I adopted a grey cat.",
+        "- (message) Melanie: My kids painted a sunrise.",
+        "[9 May 2023]",
+        "- (message) Melanie: We went camping at the lake.",
+    ]
+
+
+def test_a_shared_date_lets_a_tighter_budget_hold_more() -> None:
+    a = dated("m1", "message", "Caroline: I adopted a grey cat.", 1.0, 7, "m1")
+    b = dated("m2", "message", "Melanie: My kids painted a sunrise.", 0.9, 7, "m2")
+    budget = count_tokens(a.rendered) + count_tokens(b.rendered) - 1
+    assert [i.node_id for i in run([a, b], budget=budget).items] == ["m1", "m2"]
+
+
+def test_chunks_take_at_most_their_share_of_the_budget() -> None:
+    words = " ".join(f"w{i}" for i in range(40))
+    c1 = item("c1", "chunk", "Caroline: " + words, 1.0, "m1", "m2")
+    c2 = item("c2", "chunk", "Melanie: " + words.replace("w", "v"), 0.9, "m3", "m4")
+    turn = item("m5", "message", "Melanie: We went camping at the lake.", 0.8, "m5")
+    budget = 4 * count_tokens(c1.content)
+    pack_ = pack(
+        [c1, c2, turn],
+        limit=50,
+        token_budget=budget,
+        mmr_lambda=0.7,
+        duplicate_threshold=0.85,
+        chunk_share=0.3,
+    )
+    assert [i.node_id for i in pack_.items] == ["c1", "m5"]
+    assert pack_.dropped["c2"] == "chunk share of the budget"
+    assert [i.node_id for i in run([c1, c2, turn], budget=budget).items] == ["c1", "c2", "m5"]

@@ -1,8 +1,9 @@
 """Safe rendering for prompts: uniko's quoted bundle format (``ContextBundle.render``).
 
-Each item is one entry, ``- [date] (source kind) text``, whose further lines start with ``  | ``
-and whose tag-like ``<`` are written ``&lt;``, between ``<memory>`` and ``</memory>`` under a
-header saying it is quoted data (docs/security.md, "Safe rendering").
+Each item is one entry, ``- (source kind) text``, under a ``[date]`` heading line shared by the
+items of that date; an entry's further lines start with ``  | `` and its tag-like ``<`` are
+written ``&lt;``, between ``<memory>`` and ``</memory>`` under a header saying it is quoted data
+(docs/security.md, "Safe rendering").
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ __all__ = [
     "MEMORY_CLOSE",
     "MEMORY_HEADER",
     "MEMORY_OPEN",
+    "is_date_heading",
     "quote_lines",
     "render_item",
     "render_memory",
@@ -43,3 +45,8 @@ def split_entries(text: str) -> tuple[list[str], list[str], list[str]]:
         else:
             entries.append(line)
     return head, entries, tail
+
+
+def is_date_heading(line: str) -> bool:
+    """A ``[7 May 2023]`` line: entries start with ``- `` and their further lines with ``  |``."""
+    return line.startswith("[")

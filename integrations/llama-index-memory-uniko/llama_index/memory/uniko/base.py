@@ -15,7 +15,7 @@ from uniko_memory.ingest import Turn
 from uniko_memory.model import Viewer
 from uniko_memory.tokens import count_tokens
 
-from ._render import render_memory, split_entries
+from ._render import is_date_heading, render_memory, split_entries
 
 
 class UnikoMemoryBlock(BaseMemoryBlock[str]):
@@ -128,4 +128,6 @@ class UnikoMemoryBlock(BaseMemoryBlock[str]):
         removed = 0
         while entries and removed < tokens_to_truncate:
             removed += count_tokens(entries.pop())
+            while entries and is_date_heading(entries[-1]):  # a heading left with no entries
+                removed += count_tokens(entries.pop())
         return "\n".join([*head, *entries, *tail]) if entries else None
