@@ -238,7 +238,16 @@ async def test_explain_trace(agent: Agent) -> None:
     chosen = {i.node_id for i in b.items}
     assert t["dropped"] and not chosen & set(t["dropped"])
     reasons = set(t["dropped"].values())
-    assert reasons <= {"near-duplicate", "evidence already in bundle", "token budget", "limit"}
+    assert reasons <= {
+        "near-duplicate",
+        "evidence already in bundle",
+        "source turns already in bundle",
+        "turn already stated in bundle",
+        "token budget",
+        "chunk share of the budget",
+        "source deleted, redacted or not visible",
+        "limit",
+    }
     assert "limit" in reasons  # limit=4 with dozens of candidates
 
 
