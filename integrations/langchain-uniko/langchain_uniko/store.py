@@ -328,7 +328,7 @@ class UnikoStore(BaseStore):
         bundle = await handle.recall(query, **options)
         # A stored value comes back as itself, whether recall carried its Message or a statement
         # drawn from that Message alone (which the bundle keeps instead of the Message).
-        origin = {i.node_id: _single_source(i) for i in bundle.items}
+        origin = {i.node_id: i.node_id if i.kind == "message" else i.statement_source() for i in bundle.items}
         messages = await self.uni.kb.store.get_many(agent, [m for m in origin.values() if m])
         out: list[SearchItem] = []
         seen: set[tuple[tuple[str, ...], str]] = set()
@@ -380,11 +380,3 @@ class UnikoStore(BaseStore):
                 if all(_ns_matches(ns, c) for c in op.match_conditions or ()):
                     found.add(ns[: op.max_depth] if op.max_depth is not None else ns)
         return sorted(found)[op.offset : op.offset + op.limit]
-
-
-def _single_source(item: RecallItem) -> str | None:
-    """The Message a recalled item is or was drawn from alone, if any."""
-    if item.kind == "message":
-        return item.node_id
-    ids = item.message_ids()
-    return ids[0] if item.kind in ("observation", "fact") and len(ids) == 1 else None

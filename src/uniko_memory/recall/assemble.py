@@ -254,8 +254,8 @@ def pack(
         dated.add(label)
         if raw:
             covered |= msgs
-        elif len(msgs) == 1:
-            stated |= msgs
+        elif (source := it.statement_source()) is not None:
+            stated.add(source)
         toks = token_sets[best] or _tokens(it.content)
         n_toks = len(toks)
         if not n_toks:

@@ -47,6 +47,11 @@ class RecallItem(BaseModel):
     def message_ids(self) -> list[str]:
         return [s.message_id for s in self.sources if s.message_id]
 
+    def statement_source(self) -> str | None:
+        """The one Message this Observation or Fact is drawn from alone (None otherwise)."""
+        ids = self.message_ids()
+        return ids[0] if self.kind in ("observation", "fact") and len(ids) == 1 else None
+
 
 class ContextBundle(BaseModel):
     items: list[RecallItem]
