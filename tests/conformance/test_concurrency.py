@@ -6,6 +6,7 @@ import asyncio
 
 import numpy as np
 
+from uniko_memory.errors import ClosedError
 from uniko_memory.model import Edge, EdgeType, Tier
 from uniko_memory.store.protocol import Store
 
@@ -105,3 +106,30 @@ async def test_concurrent_failing_and_succeeding_units(store: Store) -> None:
     assert all(r is None for i, r in enumerate(results) if i not in failed)
     found = {n.id for n in await store.find(AGENT, Tier.MESSAGE, limit=100)}
     assert found == {message(AGENT, f"mix-{i}", "x").id for i in range(21) if i % 3}
+
+
+async def test_close_while_reads_are_in_flight(harness) -> None:
+    """Reads racing a close finish or raise ClosedError: no connection is closed under a query."""
+    store = await harness.open()
+    async with store.unit(AGENT) as u:
+        for i in range(200):
+            u.put(message(AGENT, f"c{i}", f"closing race turn {i} token{i % 7}"), vector=_vec(i, 1))
+    q = unit(np.arange(1, 9, dtype=np.float32))
+
+    async def read(i: int) -> str:
+        try:
+            await store.text_search(AGENT, Tier.MESSAGE, f"turn token{i % 7}", k=50)
+            await store.vector_search(AGENT, Tier.MESSAGE, q, k=50)
+            await store.find(AGENT, Tier.MESSAGE, limit=200)
+        except ClosedError:
+            return "closed"
+        return "done"
+
+    for _ in range(5):  # the race is timing-dependent: several rounds
+        tasks = [asyncio.create_task(read(i)) for i in range(40)]
+        await asyncio.sleep(0)
+        await store.close()
+        outcomes = await asyncio.gather(*tasks)
+        assert set(outcomes) <= {"closed", "done"} and "closed" in outcomes
+        store = await harness.open()
+    await store.close()

@@ -67,6 +67,9 @@ class EmbeddedStore:
         self._wlock = threading.Lock()
         self._idx_lock = threading.Lock()
         self._readers: list[sqlite3.Connection] = []
+        #: Reads in flight; close waits for them (closing a connection under a running query crashes).
+        self._reading = 0
+        self._reads_done = threading.Condition()
         self._local = threading.local()
         self._indexes: dict[tuple[str, str], VectorIndex] = {}
         self._generations: dict[str, int] = {}
@@ -160,7 +163,9 @@ class EmbeddedStore:
             await asyncio.to_thread(self._close_sync)
 
     def _close_sync(self) -> None:
-        self._closed = True
+        with self._reads_done:
+            self._closed = True  # no read starts after this
+            self._reads_done.wait_for(lambda: self._reading == 0)
         with self._wlock:
             for conn in [*self._readers, self._writer]:
                 with contextlib.suppress(sqlite3.Error):
@@ -191,11 +196,17 @@ class EmbeddedStore:
         self._check_open()
 
         def run() -> T:
-            self._check_open()
+            with self._reads_done:
+                self._check_open()
+                self._reading += 1
             try:
                 return fn(self._reader())
             except sqlite3.Error as exc:
                 raise to_store_error(exc, self.path, "a read") from exc
+            finally:
+                with self._reads_done:
+                    self._reading -= 1
+                    self._reads_done.notify_all()
 
         return await asyncio.to_thread(run)
 

@@ -120,6 +120,10 @@ class WeaviateStore:
         self._dim = dim
         self._batch = max(1, batch_size)
         self._closed = False
+        #: Client calls in flight; close waits for them (closing the client cancels them mid-call).
+        self._calls = 0
+        self._no_calls = asyncio.Event()
+        self._no_calls.set()
         self._generations: dict[str, int] = {}
         self._known_agents: set[str] = set()
         self._unit_lock: asyncio.Lock | None = None
@@ -260,7 +264,8 @@ class WeaviateStore:
     async def close(self) -> None:
         if self._closed:
             return
-        self._closed = True
+        self._closed = True  # no call starts after this
+        await self._no_calls.wait()
         if self._owns:
             with contextlib.suppress(Exception):
                 await self._call.once(self.client.close)
@@ -279,6 +284,8 @@ class WeaviateStore:
     async def _run(self, fn: Callable[[], Any]) -> Any:
         """One client call with retries; weaviate errors become ``StoreError``."""
         self._check_open()
+        self._calls += 1
+        self._no_calls.clear()
         try:
             return await self._call(fn)
         except UnikoError:
@@ -287,6 +294,10 @@ class WeaviateStore:
             if type(exc).__module__.startswith(("weaviate", "grpc", "httpx")):
                 raise StoreError(f"weaviate: {exc}") from exc
             raise
+        finally:
+            self._calls -= 1
+            if not self._calls:
+                self._no_calls.set()
 
     async def _read(self, fn: Callable[[], Any]) -> Any:
         """A tenant-scoped read; None when the tenant doesn't exist yet (the agent never wrote there)."""
