@@ -383,6 +383,52 @@ async def test_a_second_process_gets_store_locked_until_the_first_lets_go(
     await _verify(path, acked)
 
 
+@pytest.mark.parametrize("link", ["hard", "symbolic"])
+async def test_a_link_to_an_open_store_is_the_same_store(seeded: tuple[Path, set[str]], link: str) -> None:
+    """Issue 16.6: through a hard link both openers got in (each with its own -wal file) and the
+    second one's acknowledged writes were lost. The lock is on the database file itself."""
+    path, acked = seeded
+    alias = path.with_name("alias.db")
+    if link == "hard":
+        os.link(path, alias)
+    else:
+        alias.symlink_to(path)
+    uni = await _open(path)
+    try:
+        with pytest.raises(StoreLocked, match="open in another process"):
+            await _open(alias)
+        with pytest.raises(StoreLocked, match="open in another process"):
+            await EmbeddedStore.open(alias)
+    finally:
+        await uni.close()
+    # Once closed, the link opens the one store, and what it writes is there through the path.
+    uni = await _open(alias)
+    try:
+        extra = turns(500, 2, "s0")
+        for item in extra:
+            await _observe(uni, item)
+        await uni.agent(AGENT).flush(timeout=60)
+    finally:
+        await uni.close()
+    assert await _stored_turns(path) == acked | {item["id"] for item in extra}
+
+
+@pytest.mark.slow  # one child process, ~3 s
+async def test_a_second_process_through_a_hard_link_is_refused(seeded: tuple[Path, set[str]]) -> None:
+    path, acked = seeded
+    alias = path.with_name("hard-link.db")
+    os.link(path, alias)
+    uni = await _open(path)
+    proc = start_child(CHILD, "open", str(alias), "3")
+    try:
+        ev = await _line(proc)
+        assert ev["event"] == "locked" and ev["error"] == "StoreLocked", ev
+    finally:
+        _stop(proc)
+        await uni.close()
+    await _verify(path, acked)
+
+
 _HOLD_WRITE_LOCK = """
 import sqlite3, sys
 conn = sqlite3.connect(sys.argv[1], isolation_level=None)

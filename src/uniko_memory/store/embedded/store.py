@@ -1,10 +1,11 @@
 """The embedded default store: stdlib SQLite (WAL, FTS5) plus exact numpy cosine search.
 
-One process owns a store file at a time (an exclusive lock file; a second opener gets
-``StoreLocked``). Writes are serialised per store and applied in one transaction per unit; reads
-run on per-thread connections so they never wait for a writer (WAL). SQLite and OS failures surface
-as ``StoreError`` children that say what to do (``sqlite_errors``: a full disk is ``StorageFull``,
-a file that cannot be written ``StoreReadOnly``, another connection's write lock ``StoreLocked``).
+One process owns a store file at a time (an exclusive lock on a lock file and on the database
+file's inode, so a symlink or hard link is the same store; a second opener gets ``StoreLocked``).
+Writes are serialised per store and applied in one transaction per unit; reads run on per-thread
+connections so they never wait for a writer (WAL). SQLite and OS failures surface as
+``StoreError`` children that say what to do (``sqlite_errors``: a full disk is ``StorageFull``, a
+file that cannot be written ``StoreReadOnly``, another connection's write lock ``StoreLocked``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import shutil
 import sqlite3
 import tempfile
@@ -52,6 +54,12 @@ _FILTER_FIRST_FACTOR = 3
 _FILTER_FIRST_MIN = 30
 
 
+def _close_all(handles: Sequence[Any]) -> None:
+    for handle in handles:
+        with contextlib.suppress(OSError):
+            os.close(handle) if isinstance(handle, int) else handle.close()
+
+
 def _chunks(items: Sequence[str], size: int = _BATCH) -> list[Sequence[str]]:
     return [items[i : i + size] for i in range(0, len(items), size)]
 
@@ -74,7 +82,7 @@ class EmbeddedStore:
         self._indexes: dict[tuple[str, str], VectorIndex] = {}
         self._generations: dict[str, int] = {}
         self._unit_lock: asyncio.Lock | None = None
-        self._lockfile: Any = None
+        self._locks: list[Any] = []
         self._writer = self._connect()
 
     # ------------------------------------------------------------------ lifecycle
@@ -95,13 +103,13 @@ class EmbeddedStore:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise os_to_store_error(exc, path, "creating its directory") from exc
-        lockfile = cls._acquire_lock(path)
+        locks = cls._acquire_lock(path)
         try:
             store = cls(path, dim, tmpdir)
         except BaseException:
-            lockfile.close()
+            _close_all(locks)
             raise
-        store._lockfile = lockfile
+        store._locks = locks
         try:
             check_fts5(store._writer)
             migrate(store._writer)
@@ -115,27 +123,57 @@ class EmbeddedStore:
         return store
 
     @staticmethod
-    def _acquire_lock(path: Path) -> Any:
-        lock_path = path.with_name(path.name + ".lock")
+    def _acquire_lock(path: Path) -> list[Any]:
+        """Lock the store for this process: the lock file beside it and the database file itself.
+
+        The lock file is named after the real path (a symlink resolves to its target); the OS lock
+        on the database file's inode also catches a hard link, which names the same file by another
+        path (and would give the second opener its own ``-wal`` file: its writes would be lost).
+        ``flock`` never interacts with SQLite's own POSIX record locks on Linux and BSD.
+        """
+        real = path.resolve()
+        lock_path = real.with_name(real.name + ".lock")
+        handles: list[Any] = []
         try:
-            handle = open(lock_path, "a+")  # noqa: SIM115 - held until close
+            handles.append(open(lock_path, "a+"))  # noqa: SIM115 - held until close
         except OSError as exc:
             raise os_to_store_error(exc, path, f"creating the lock file {lock_path.name}") from exc
-        if fcntl is not None:
+        if fcntl is None:
+            return handles
+        try:
+            handles.append(EmbeddedStore._open_db_file(real))
+        except OSError as exc:
+            _close_all(handles)
+            raise os_to_store_error(exc, path, "opening the database file") from exc
+        for handle in handles:
             try:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(
+                    handle if isinstance(handle, int) else handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB
+                )
             except OSError:
-                handle.close()
+                _close_all(handles)
                 raise StoreLocked(
                     f"the store {path} is open in another process; close it there first "
-                    "(the embedded store is single-process)"
+                    "(the embedded store is single-process; a symlink or hard link to it is the same store)"
                 ) from None
-        return handle
+        return handles
+
+    @staticmethod
+    def _open_db_file(real: Path) -> int:
+        """A descriptor on the database file (created empty when new; SQLite takes an empty file as
+        a new database). Read-only when the file cannot be written: reads are still served."""
+        try:
+            return os.open(real, os.O_RDWR | os.O_CREAT, 0o644)
+        except PermissionError:
+            return os.open(real, os.O_RDONLY)
 
     def _connect(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = None
         try:
-            conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=5.0)
+            # The real path: a symlink's -wal and -shm files are its target's.
+            conn = sqlite3.connect(
+                self.path.resolve(), check_same_thread=False, isolation_level=None, timeout=5.0
+            )
             configure(conn)
         except sqlite3.Error as exc:
             if conn is not None:
@@ -171,9 +209,10 @@ class EmbeddedStore:
                 with contextlib.suppress(sqlite3.Error):
                     conn.close()
             self._readers.clear()
-        if self._lockfile is not None:
-            self._lockfile.close()
-            self._lockfile = None
+        # Only after every SQLite connection is closed: closing another descriptor on the database
+        # file drops this process's POSIX locks on it, which SQLite relies on while a connection is open.
+        _close_all(self._locks)
+        self._locks = []
         if self._tmpdir:
             shutil.rmtree(self._tmpdir, ignore_errors=True)
 
