@@ -37,6 +37,7 @@ from .providers.chat import CircuitBreaker
 from .query import Answer, GeneratedAnswer, QueryRecordOptions, answer_query, update_episode_outcome
 from .recall import ContextBundle, RecallCache, RecallConfig, recall
 from .store.filters import IsNull
+from .store.validation import check_agent
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -626,8 +627,9 @@ class Uniko:
 
     # ------------------------------------------------------------------ use
     def agent(self, agent_id: str) -> Agent:
+        """One tenant's memory; an id no node could carry is refused here, not at the first write."""
         self._check_open()
-        return Agent(self, agent_id)
+        return Agent(self, check_agent(agent_id))
 
     @property
     def _uni(self) -> Uniko:

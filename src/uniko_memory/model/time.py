@@ -12,7 +12,10 @@ def to_utc(value: datetime) -> datetime:
     """Naive datetimes are taken as UTC (documented); aware ones are converted to UTC."""
     if value.tzinfo is None:
         return value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:  # year 1 east of UTC, year 9999 west of it: a ValueError callers can report
+        raise ValueError(f"{value.isoformat()} is out of range once converted to UTC") from None
 
 
 def utcnow() -> datetime:

@@ -44,7 +44,7 @@ async def recall(
 ) -> ContextBundle:
     """Recall a token-budgeted bundle for ``query`` from ``agent``'s memory in ``kb``."""
     cfg = cfg or RecallConfig.from_uniko_config(kb.config)
-    validate_query(query, cfg)
+    query = validate_query(query, cfg)
     store = kb.store
     note_unrestricted(cfg, agent)
     key = None

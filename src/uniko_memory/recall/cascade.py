@@ -21,6 +21,7 @@ import numpy as np
 from ..errors import ValidationError
 from ..model import Direction, EdgeType, Message, Node, Tier
 from ..model import Session as SessionNode
+from ..model.text import without_surrogates
 from ..store.filters import Eq, Filter, In, Range
 from ..store.protocol import Hit, Store
 from .assemble import Packed, node_to_item, pack
@@ -597,10 +598,11 @@ async def _rerank(cas: Cascade, items: list[RecallItem]) -> list[RecallItem]:
 
 
 def validate_query(query: object, cfg: RecallConfig) -> str:
+    """The query as recall uses it: lone surrogates become U+FFFD (as in a stored turn)."""
     if not isinstance(query, str) or not query.strip():
         raise ValidationError("the query must be a non-empty string")
     if len(query) > cfg.max_query_chars:
         raise ValidationError(
             f"the query has {len(query):,} characters, over the limit of {cfg.max_query_chars:,}"
         )
-    return query
+    return without_surrogates(str(query))

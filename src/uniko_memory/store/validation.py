@@ -4,13 +4,21 @@ from __future__ import annotations
 
 from ..errors import ValidationError
 from ..model import Tier, node_class
+from ..model.text import without_surrogates
 
 MAX_K = 10_000
+#: The longest agent id a node can carry (``Node.agent``).
+MAX_AGENT_CHARS = 256
 
 
 def check_agent(agent: object) -> str:
+    """Refuse an agent id no node could be stored under, at the first call that names it."""
     if not isinstance(agent, str) or not agent.strip():
         raise ValidationError("agent must be a non-empty string")
+    if len(agent) > MAX_AGENT_CHARS:
+        raise ValidationError(f"agent id has {len(agent):,} characters, over the limit of {MAX_AGENT_CHARS}")
+    if without_surrogates(agent) != agent:
+        raise ValidationError("agent id holds a lone surrogate (not encodable as UTF-8)")
     return agent
 
 
