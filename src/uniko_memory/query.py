@@ -237,6 +237,15 @@ async def record_query_episode(
         question = scanner.redact(question).text
         answer = scanner.redact(answer).text
         extra_state, _ = scanner.redact_data(dict(options.extra_state))
+        # Every stored string of the Episode: the caller's action type and outcome too.
+        masked_action = scanner.redact_optional(options.action_type)
+        masked_outcome = scanner.redact_optional(options.outcome)
+        options = options.model_copy(
+            update={
+                "action_type": masked_action.text if masked_action else None,
+                "outcome": masked_outcome.text if masked_outcome else None,
+            }
+        )
     else:
         extra_state = dict(options.extra_state)
     state: dict[str, Any] = dict(extra_state)

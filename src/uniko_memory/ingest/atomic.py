@@ -164,6 +164,7 @@ class AtomicIngest:
         t0 = time.perf_counter()
         timings = StepTimings()
         prepared = self._validate(session_external, turns)
+        self._check_session(session_external)
         assign_node_ids(agent, prepared)
         sid = session_id(agent, session_external)
         # One read for the replay check and the session (each store read is a thread hop).
@@ -260,17 +261,38 @@ class AtomicIngest:
 
     def _redact(self, turn: Turn) -> tuple[Turn, int]:
         """Mask secrets first, so ids, NER, chunks, embeddings and replay checks see only the masked
-        text (a replay of the same raw turn masks to the same content and stays a no-op)."""
+        text (a replay of the same raw turn masks to the same content and stays a no-op).
+
+        Every stored string is scanned. Free text (content, ``sender_name``, ``category``,
+        ``content_type``, metadata keys and values) is masked in place; an identity (the turn id,
+        ``sender``, ``addressed_to``, ``visibility``) that holds a secret is refused with a
+        ``ValidationError``, since masking it would make it another turn or participant."""
         if not self.config.ingest.redact_secrets:
             return turn, 0
         scanner = scanner_for(tuple(self.config.ingest.secret_patterns_extra))
-        content = scanner.redact(turn.content)
+        scanner.check_ids({"id": turn.id}, "a turn")
+        ids = {"sender": turn.sender, "visibility": turn.visibility}
+        ids.update({f"addressed_to[{k}]": a for k, a in enumerate(turn.addressed_to)})
+        scanner.check_ids(ids, f"turn {turn.id!r}" if turn.id else "a turn")
+        update: dict[str, Any] = {}
         metadata, counts = scanner.redact_data(turn.metadata)
-        counts += content.counts
+        if counts:
+            update["metadata"] = metadata
+        for name in ("content", "sender_name", "category", "content_type"):
+            masked = scanner.redact_optional(getattr(turn, name))
+            if masked is not None and masked.changed:
+                update[name] = masked.text
+                counts += masked.counts
         if not counts:
             return turn, 0
         log.info("masked %d secret(s) in a turn before storing it: %s", counts.total(), describe(counts))
-        return turn.model_copy(update={"content": content.text, "metadata": metadata}), counts.total()
+        return turn.model_copy(update=update), counts.total()
+
+    def _check_session(self, session_external: str) -> None:
+        """A session id holding a secret is refused, as a turn id is (``_redact``)."""
+        if self.config.ingest.redact_secrets:
+            scanner = scanner_for(tuple(self.config.ingest.secret_patterns_extra))
+            scanner.check_ids({"session id": session_external}, "the unit")
 
     def _check_replay(self, prepared: list[_Prepared], existing: dict[str, Any]) -> bool:
         # node ids need the agent, which the caller's store unit fixes; computed here

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..model.time import UtcDatetime
+from ..security.normalise import is_ignorable
 
 RecallKind = Literal["fact", "procedure", "topic", "episode", "observation", "message", "chunk", "summary"]
 
@@ -97,13 +99,42 @@ MEMORY_HEADER = (
 )
 MEMORY_OPEN = "<memory>"
 MEMORY_CLOSE = "</memory>"
-#: A "<" that opens something tag-like: "</x", "< /x", "<x", "<!", "<?", "<|".
-_TAG_OPEN = re.compile(r"<(?=\s*/|[A-Za-z_!?|])")
+#: A "<" or a look-alike: every character whose NFKC form is "<" (U+FE64 small, U+FF1C full-width).
+_LESS_THAN = re.compile("[<\ufe64\uff1c]")
+#: What makes a "<" open something tag-like ("</x", "<x", "<!", "<?", "<|"), read in NFKC (so
+#: full-width "／" and "ｍ" count), plus the slashes NFKC leaves alone (U+2044, U+2215, U+29F8).
+_SLASHES = frozenset("/\u2044\u2215\u29f8")
+_TAG_START = _SLASHES | frozenset("_!?|abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+def _invisible(ch: str) -> bool:
+    """Format and combining characters, and the other default-ignorable code points (zero-width
+    spaces and joiners, soft hyphen, variation selectors, fillers): a reader does not see them."""
+    return not ch.isascii() and (unicodedata.category(ch) in ("Cf", "Mn", "Me") or is_ignorable(ch))
+
+
+def _neutralise(line: str) -> str:
+    """Every "<" (or look-alike) that opens something tag-like written ``&lt;``: one followed,
+    after any invisible characters, by a tag start, or after whitespace too by a slash ("< /x";
+    "a < b" opens nothing). Linear: the characters after one "<" are skipped by it alone."""
+    parts: list[str] = []
+    pos = 0
+    for m in _LESS_THAN.finditer(line):
+        j, spaced = m.end(), False
+        while j < len(line) and (_invisible(line[j]) or line[j].isspace()):
+            spaced = spaced or line[j].isspace()
+            j += 1
+        start = unicodedata.normalize("NFKC", line[j])[:1] if j < len(line) else ""
+        if start and start in _TAG_START and (not spaced or start in _SLASHES):
+            parts += [line[pos : m.start()], "&lt;"]
+            pos = m.end()
+    return "".join(parts) + line[pos:] if parts else line
 
 
 def quote_lines(text: str) -> list[str]:
-    """``text`` split on every line break, each line with tag openers neutralised."""
-    return [_TAG_OPEN.sub("&lt;", line) for line in text.splitlines()] or [""]
+    """``text`` split on every line break, each line with tag openers neutralised: "</memory>",
+    "< /memory>", "<\\u200b/memory>", "＜/memory＞", "﹤/memory>" all become "&lt;…"."""
+    return [_neutralise(line) for line in text.splitlines()] or [""]
 
 
 def item_label(item: RecallItem) -> str:

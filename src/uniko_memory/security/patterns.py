@@ -138,6 +138,13 @@ RULES: tuple[Rule, ...] = (
         r"(?:-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|\Z)",
     ),
     _rule("aws_access_key", r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"),
+    # A key id lowercased on its way (``key=akia…``): all lowercase, with a digit in its 16 characters.
+    # Not ``asia…``: lowercase, that is the start of too many run-together words and hashtags.
+    _rule(
+        "aws_access_key",
+        r"\b(?:akia|abia|acca)[0-9a-z]{16}\b",
+        check=lambda v, m: any(c.isdigit() for c in v),
+    ),
     _rule(
         "aws_secret_key",
         r"(?i:aws_?secret_?(?:access_?)?key)"

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from ..errors import ValidationError
+from .normalise import normalised_view, visible_key
 from .patterns import (
     PASSWORD_KEY,
     RULES,
@@ -82,14 +84,30 @@ class SecretScanner:
             extra.append(Rule("custom", compiled, groups))
         object.__setattr__(self, "_extra", tuple(extra))
 
-    def scan(self, text: str) -> list[Finding]:
-        """Non-overlapping findings in text order; overlapping claims merge so nothing leaks."""
+    def _candidates(self, text: str) -> list[tuple[int, int, int, int, str]]:
+        """``(start, -length, priority, end, kind)`` for every rule's match in ``text``."""
         candidates: list[tuple[int, int, int, int, str]] = []
         for priority, rule in enumerate((*RULES, *self._extra)):
             for start, end in rule.spans(text):
                 candidates.append((start, start - end, priority, end, rule.kind))
         last = len(RULES) + len(self._extra)
         candidates += [(s, s - e, last, e, "credit_card") for s, e in card_spans(text)]
+        return candidates
+
+    def scan(self, text: str) -> list[Finding]:
+        """Non-overlapping findings in text order; overlapping claims merge so nothing leaks.
+
+        The rules read the text as given and its normalised view (``normalise.py``: NFKC per
+        character, invisible characters dropped); a finding in the view is mapped back onto the
+        original characters it came from. The view only adds findings: what the text as given
+        shows is found either way.
+        """
+        candidates = self._candidates(text)
+        view = normalised_view(text)
+        if view.changed:
+            for start, _, priority, end, kind in self._candidates(view.text):
+                s, e = view.span(start, end)
+                candidates.append((s, s - e, priority, e, kind))
         candidates.sort()
         out: list[Finding] = []
         for start, _, _, end, kind in candidates:
@@ -112,8 +130,13 @@ class SecretScanner:
         parts.append(text[pos:])
         return RedactionResult("".join(parts), tuple(findings))
 
+    def redact_optional(self, text: str | None) -> RedactionResult | None:
+        """``redact`` for an optional field (None stays None)."""
+        return None if text is None else self.redact(text)
+
     def redact_data(self, value: Any, key: str | None = None) -> tuple[Any, Counter[str]]:
-        """Mask every string inside dicts/lists/tuples; a secret-named key masks its whole value."""
+        """Mask every string inside dicts/lists/tuples, keys included; a secret-named key masks its
+        whole value. A key that masks like one before it is kept apart by a `` (2)``, `` (3)``… suffix."""
         counts: Counter[str] = Counter()
         if isinstance(value, str):
             kind = _key_kind(key, value)
@@ -125,7 +148,12 @@ class SecretScanner:
         if isinstance(value, Mapping):
             out: dict[Any, Any] = {}
             for k, v in value.items():
-                out[k], found = self.redact_data(v, k if isinstance(k, str) else None)
+                name = k
+                if isinstance(k, str):
+                    masked_key = self.redact(k)
+                    counts += masked_key.counts
+                    name = _unique(masked_key.text, out)
+                out[name], found = self.redact_data(v, k if isinstance(k, str) else None)
                 counts += found
             return out, counts
         if isinstance(value, list | tuple):
@@ -137,14 +165,56 @@ class SecretScanner:
             return (items if isinstance(value, list) else tuple(items)), counts
         return value, counts
 
+    def check_ids(self, ids: Mapping[str, str | None], label: str) -> None:
+        """Refuse identity fields that hold a secret: a ``ValidationError`` naming the field and the
+        kinds, never the value.
+
+        An id is stored as given and says which turn, session, participant or artifact something
+        is (replays, forgetting and scoping find it by it), so a secret cannot be masked out of it
+        without making it another id. A card-like number that *is* the whole id is taken for a
+        numeric id, not a card, and ``secret_patterns_extra`` apply to text only: they often name
+        things (employee or badge numbers) that are ids by design.
+        """
+        for name, value in ids.items():
+            if not value:
+                continue
+            stripped = value.strip()
+            kinds = sorted(
+                {
+                    f.kind
+                    for f in self.scan(value)
+                    if f.kind != "custom"
+                    and not (f.kind == "credit_card" and value[f.start : f.end] == stripped)
+                }
+            )
+            if kinds:
+                raise ValidationError(
+                    f"{label} has what looks like a secret ({', '.join(kinds)}) in its {name}; an id is "
+                    "stored as given and used for identity and replay, so it cannot be masked: use an "
+                    "opaque id (a hash of it, say), or switch masking off (IngestConfig.redact_secrets)"
+                )
+
+
+def _unique(name: str, taken: Mapping[Any, Any]) -> str:
+    if name not in taken:
+        return name
+    n = 2
+    while f"{name} ({n})" in taken:
+        n += 1
+    return f"{name} ({n})"
+
 
 def _key_kind(key: str | None, value: str) -> str | None:
-    """The kind to mask a metadata value as because of its key (``{"password": "..."}``), if any."""
+    """The kind to mask a metadata value as because of its key (``{"password": "..."}``), if any.
+
+    Key and value are read in their normalised view, as the rules read text."""
     if key is None:
         return None
-    if PASSWORD_KEY.fullmatch(key) and password_value(value.strip(), key):
+    key = visible_key(key)
+    plain = normalised_view(value).text.strip()
+    if PASSWORD_KEY.fullmatch(key) and password_value(plain, key):
         return "password"
-    if SECRET_KEY.fullmatch(key) and looks_random(value.strip()):
+    if SECRET_KEY.fullmatch(key) and looks_random(plain):
         return "generic_secret"
     return None
 

@@ -106,6 +106,8 @@ class _Draft:
     chunks: list[tuple[TextChunk, int | None]] = field(default_factory=list)  # (chunk, page)
     secrets: int = 0
     unsafe_bytes: bool = False  # the raw bytes hold secrets the stored text does not
+    source_path: str | None = None
+    error: str | None = None
 
 
 def _too_big(size: int, limit: int, what: str) -> ValidationError:
@@ -157,6 +159,10 @@ class ArtifactIngest:
     ) -> ArtifactReport:
         """Store ``source`` and return what it became; ``embed`` computes chunk vectors after the commit."""
         ext = _check_args(external_id, session, visibility, title)
+        if self.config.ingest.redact_secrets:  # ids cannot be masked: refused, as for turns
+            scanner = scanner_for(tuple(self.config.ingest.secret_patterns_extra))
+            ids = {"external_id": ext, "session id": session, "visibility": visibility}
+            scanner.check_ids(ids, "the artifact")
         loaded = await asyncio.to_thread(
             load_source, source, mime_type, self.config.ingest.max_artifact_bytes
         )
@@ -181,10 +187,10 @@ class ArtifactIngest:
             mime_type=loaded.mime_type,
             sha256=sha,
             size=len(loaded.data),
-            source_path=loaded.path,
+            source_path=draft.source_path,
             session_id=sid,
             extraction_failed=ex.failed,
-            extraction_error=ex.error,
+            extraction_error=draft.error,
             page_count=ex.page_count,
             visibility=visibility,
             created_at=now,
@@ -206,7 +212,7 @@ class ArtifactIngest:
         if raced is not None:  # replayed after leaving the unit: embedding opens a unit of its own
             return await self._replay(agent, raced, sha, embed)
         if ex.failed:
-            log.warning("stored artifact %s without (all of) its text: %s", node_id, ex.error)
+            log.warning("stored artifact %s without (all of) its text: %s", node_id, draft.error)
         report = ArtifactReport(
             artifact_id=ext,
             artifact_node_id=node_id,
@@ -229,13 +235,23 @@ class ArtifactIngest:
         cfg = self.config.chunking
         ex = extract(loaded.data, loaded.mime_type, min_tokens=cfg.min_chunk_tokens)
         name_title = Path(loaded.name).stem if loaded.name else ""
-        draft = _Draft(ex, title or ex.title or name_title)
+        draft = _Draft(ex, title or ex.title or name_title, source_path=loaded.path, error=ex.error)
         counts: Counter[str] = Counter()
+        aside: Counter[str] = Counter()  # in strings that do not come from the bytes
         if self.config.ingest.redact_secrets:
             scanner = scanner_for(tuple(self.config.ingest.secret_patterns_extra))
             masked_title = scanner.redact(draft.title)
             draft.title = masked_title.text
-            counts += masked_title.counts
+            if not title and ex.title:  # the document's own title: a secret in it is in the bytes
+                counts += masked_title.counts
+            else:  # the caller's title, or the file's name
+                aside += masked_title.counts
+            # The file's path and the extraction error are stored too (not from the bytes).
+            for name in ("source_path", "error"):
+                masked_field = scanner.redact_optional(getattr(draft, name))
+                if masked_field is not None and masked_field.changed:
+                    setattr(draft, name, masked_field.text)
+                    aside += masked_field.counts
             for i, section in enumerate(ex.sections):
                 masked = scanner.redact(section.text)
                 if masked.changed:
@@ -245,8 +261,10 @@ class ArtifactIngest:
                 # Undecodable text was not scanned as text: look for secrets in its ASCII.
                 draft.unsafe_bytes = bool(scanner.scan(loaded.data.decode("latin-1")))
         if counts:
-            draft.secrets = counts.total()
             draft.unsafe_bytes = True
+        counts += aside
+        if counts:
+            draft.secrets = counts.total()
             log.info(
                 "masked %d secret(s) in an artifact before storing it: %s", draft.secrets, describe(counts)
             )
