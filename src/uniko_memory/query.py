@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .config import UnikoConfig
 from .cortex.procedures import action_type_for, action_type_of_intent, procedure_settings_for
 from .errors import NotFound
 from .model import PUBLIC, Edge, EdgeType, Episode, Participant, Tier, make_id, participant_id, private
@@ -323,9 +324,23 @@ async def _previous(store: Store, agent: str, pid: str, ts: datetime, own_id: st
 
 
 async def update_episode_outcome(
-    store: Store, agent: str, episode_id: str, outcome: str, importance: float | None = None
+    store: Store,
+    agent: str,
+    episode_id: str,
+    outcome: str,
+    importance: float | None = None,
+    *,
+    config: UnikoConfig | None = None,
 ) -> Episode:
-    """Set the outcome (and importance) the caller reports after judging an answer."""
+    """Set the outcome (and importance) the caller reports after judging an answer.
+
+    The outcome is stored text like any other: masked for secrets unless ``config`` turns that off.
+    """
+    cfg = config or UnikoConfig()
+    if cfg.ingest.redact_secrets:
+        from .security import scanner_for
+
+        outcome = scanner_for(tuple(cfg.ingest.secret_patterns_extra)).redact(outcome).text
     async with store.unit(agent) as u:
         cur = await u.get(episode_id)
         if not isinstance(cur, Episode) or cur.redacted:

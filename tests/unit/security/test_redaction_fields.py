@@ -220,5 +220,9 @@ async def test_episode_outcome_and_action_type_are_masked() -> None:
         assert getattr(ep, "outcome", None) == "failed: password：[REDACTED:password]"
         assert getattr(ep, "action_type", None) == "ask [REDACTED:aws_access_key]"
         assert ep.state["answer"] == "the key is [REDACTED:openai_key]"  # type: ignore[attr-defined]
+        # The outcome reported later, once the answer is judged, is masked too.
+        later = await uni.agent(AGENT).report_outcome(ep.id, f"wrong, the key is {AWS}")
+        assert later.outcome == "wrong, the key is [REDACTED:aws_access_key]"
+        assert_clean((await uni.kb.store.get(AGENT, ep.id)).model_dump_json(), "the episode")  # type: ignore[union-attr]
     finally:
         await uni.close()
