@@ -20,7 +20,14 @@ from typing import Any, TypeVar
 
 from .config import UnikoConfig
 from .consolidation import CycleStats, run_cycle
-from .consolidation.forget import ForgetReport, forget_messages, forget_participant
+from .consolidation.forget import (
+    ForgetReport,
+    ForgetRequest,
+    forget_messages,
+    forget_participant,
+    pending_jobs,
+    resume_forgets,
+)
 from .cortex import SweepGate, SweepReport, match_procedures, record_procedure_use, run_sweep
 from .errors import ClosedError, NotFound, UnikoError, ValidationError
 from .ingest.artifacts import ArtifactIngest, ArtifactReport, ArtifactSource
@@ -325,46 +332,90 @@ class Agent:
     @_engine
     async def forget_turn(self, session_id: str, turn_id: str) -> ForgetReport:
         """Redact one turn, its Observations and what was derived only from it; rebuild its session."""
-        return await self._forget(await self._turn(session_id, turn_id), hard=False)
+        return await self._forget_turn(session_id, turn_id, hard=False)
 
     @_engine
     async def delete_turn(self, session_id: str, turn_id: str) -> ForgetReport:
         """Hard-delete one turn and its Observations; Facts left without support are closed."""
-        return await self._forget(await self._turn(session_id, turn_id), hard=True)
+        return await self._forget_turn(session_id, turn_id, hard=True)
 
-    async def _turn(self, session: str, turn_id: str) -> list[str]:
+    async def _forget_turn(self, session: str, turn_id: str, *, hard: bool) -> ForgetReport:
         mid = message_id(self.agent_id, turn_id)
-        msg = await self._uni.kb.store.get(self.agent_id, mid)
-        if not isinstance(msg, Message) or msg.session_id != session_id(self.agent_id, session):
-            raise NotFound(f"no turn {turn_id!r} in session {session!r} of agent {self.agent_id!r}")
-        return [mid]
+        request = ForgetRequest(kind="messages", targets=[mid], hard=hard)
+        store = self._uni.kb.store
+
+        async def run() -> ForgetReport:
+            # A job for this very turn cut short earlier (the turn may be gone already): finish it.
+            for done, report in await resume_forgets(
+                store, self.agent_id, rebuild_session=self._rebuild_session
+            ):
+                if done == request:
+                    return report
+            msg = await store.get(self.agent_id, mid)
+            if not isinstance(msg, Message) or msg.session_id != session_id(self.agent_id, session):
+                raise NotFound(f"no turn {turn_id!r} in session {session!r} of agent {self.agent_id!r}")
+            return await forget_messages(
+                store,
+                self._uni.config,
+                self.agent_id,
+                [mid],
+                hard=hard,
+                rebuild_session=self._rebuild_session,
+            )
+
+        return await self._forgetting(run)
 
     @_engine
-    async def forget_participant(self, participant: str, *, hard: bool = False) -> ForgetReport:
-        """GDPR: redact (or, ``hard``, delete) everything ``participant`` said and everything about them."""
+    async def forget_participant(
+        self, participant: str, *, hard: bool = False, about: bool | None = None
+    ) -> ForgetReport:
+        """GDPR: redact (or, ``hard``, delete) everything ``participant`` said and everything about them.
+
+        ``about`` (default: on for ``hard``, off otherwise) also forgets what others said about them:
+        every Message by someone else that mentions the person (its mentions resolve to their
+        Entity), with all derived from it; ``ForgetReport.about_messages`` counts them. The call is
+        a durable job: cut short (a crash, an error), it is finished by the next ``Uniko.open`` or
+        the next forget of this agent, and calling it again completes it and reports. Forgetting a
+        participant whose hard forget already completed reports ``nothing_to_do``; a participant
+        never stored raises ``NotFound``.
+        """
         uni = self._uni
-        await uni._pipeline.flush(self.agent_id)
-        async with uni._pipeline._cycle_locks[self.agent_id]:
-            report = await forget_participant(
+        return await self._forgetting(
+            lambda: forget_participant(
                 uni.kb.store,
                 uni.config,
                 self.agent_id,
                 participant_id(self.agent_id, participant),
                 hard=hard,
+                about=about,
                 rebuild_session=self._rebuild_session,
             )
-        uni.recall_cache.clear()
-        return report
+        )
 
-    async def _forget(self, ids: list[str], *, hard: bool) -> ForgetReport:
+    async def _forgetting(self, run: Callable[[], Awaitable[T]]) -> T:
+        """Run a forget after the agent's queued post-ingest work, under its cycle lock."""
         uni = self._uni
         await uni._pipeline.flush(self.agent_id)
-        async with uni._pipeline._cycle_locks[self.agent_id]:
-            report = await forget_messages(
-                uni.kb.store, uni.config, self.agent_id, ids, hard=hard, rebuild_session=self._rebuild_session
+        try:
+            async with uni._pipeline._cycle_locks[self.agent_id]:
+                return await run()
+        finally:
+            uni.recall_cache.clear()
+
+    async def _resume_forgets(self) -> None:
+        """Finish the forget jobs a previous process left in the journal (called by ``open``).
+
+        A job that fails again stays in the journal (its words were already removed if its unit
+        committed) and is retried by the next forget call of this agent, which then raises."""
+        store = self._uni.kb.store
+        if not await pending_jobs(store, self.agent_id):
+            return
+        try:
+            await self._forgetting(
+                lambda: resume_forgets(store, self.agent_id, rebuild_session=self._rebuild_session)
             )
-        uni.recall_cache.clear()
-        return report
+        except Exception:
+            log.exception("an interrupted forget of agent %s could not be finished on open", self.agent_id)
 
     async def _rebuild_session(self, session_node_id: str) -> object:
         return await self._uni._finalizer.finalize(self.agent_id, session_node_id)
@@ -458,8 +509,10 @@ class Agent:
     def delete_turn_sync(self, session_id: str, turn_id: str) -> ForgetReport:
         return self._uni._run_sync(self.delete_turn(session_id, turn_id))
 
-    def forget_participant_sync(self, participant: str, *, hard: bool = False) -> ForgetReport:
-        return self._uni._run_sync(self.forget_participant(participant, hard=hard))
+    def forget_participant_sync(
+        self, participant: str, *, hard: bool = False, about: bool | None = None
+    ) -> ForgetReport:
+        return self._uni._run_sync(self.forget_participant(participant, hard=hard, about=about))
 
     def ingest_artifact_sync(self, source: ArtifactSource, **options: Any) -> ArtifactReport:
         return self._uni._run_sync(self.ingest_artifact(source, **options))
@@ -549,6 +602,7 @@ class Uniko:
         await uni._pipeline.start()
         for agent in await kb.store.agents():  # finish what a previous process left undone
             await uni._pipeline.recover(agent)
+            await uni.agent(agent)._resume_forgets()
         return uni
 
     @classmethod

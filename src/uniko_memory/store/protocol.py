@@ -156,4 +156,15 @@ class Store(Protocol):
 
     def generation(self, agent: str) -> int: ...
 
+    async def compact(self, *, full: bool = False) -> None:
+        """Make deletions physical now: no deleted or redacted content stays readable in the
+        backend's own files. The embedded store merges its FTS index (dropping deleted terms) and
+        checkpoints and truncates its WAL; freed cells were zeroed as they were freed
+        (``secure_delete``). ``full`` also rewrites the database file from its live rows (SQLite
+        ``VACUUM``: time and transient disk in proportion to the file), so not even a fragment of a
+        moved cell survives in a page's free space. A backend that keeps nothing deleted on the
+        client side (Weaviate) returns at once. Forgetting calls it when a job is done (``full``
+        for a participant); reads and writes stay valid before, during and after it."""
+        ...
+
     async def close(self) -> None: ...

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import shutil
 import sqlite3
@@ -44,6 +45,7 @@ except ImportError:  # pragma: no cover
     fcntl = None  # type: ignore[assignment]
 
 T = TypeVar("T")
+_log = logging.getLogger(__name__)
 _BATCH = 500
 _EDGE_TYPES = {t.value: t for t in EdgeType}
 #: Vector candidates checked against a filter before falling back to an exact filtered scan.
@@ -282,6 +284,25 @@ class EmbeddedStore:
 
     def generation(self, agent: str) -> int:
         return self._generations.get(agent, 0)
+
+    async def compact(self, *, full: bool = False) -> None:
+        """See ``Store.compact``: merge the FTS index into one segment (the terms of deleted rows
+        leave it), ``VACUUM`` when ``full``, then checkpoint the WAL into the database file and
+        truncate it. Freed cells were zeroed as they were freed (``PRAGMA secure_delete``)."""
+        await self._write(lambda c: c.execute("INSERT INTO fts(fts) VALUES('optimize')"))
+        await asyncio.to_thread(self._checkpoint, full)
+
+    def _checkpoint(self, vacuum: bool) -> None:
+        with self._wlock:
+            self._check_open()
+            try:
+                if vacuum:  # outside a transaction: the one statement that may not run in one
+                    self._writer.execute("VACUUM")
+                busy = self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+            except sqlite3.Error as exc:
+                raise to_store_error(exc, self.path, "a checkpoint") from exc
+        if busy:  # a reader outlasted the busy timeout: the WAL is truncated at the next checkpoint
+            _log.warning("the WAL of %s could not be truncated: a read held it", self.path)
 
     # ------------------------------------------------------------------ writes
     @contextlib.asynccontextmanager

@@ -277,6 +277,11 @@ class WeaviateStore:
     def generation(self, agent: str) -> int:
         return self._generations.get(agent, 0)
 
+    async def compact(self, *, full: bool = False) -> None:
+        """See ``Store.compact``. Nothing to do from the client: a deleted object leaves Weaviate's
+        indexes when it is deleted, and its segment files are compacted by the server."""
+        self._check_open()
+
     def _bump(self, agent: str) -> None:
         self._generations[agent] = self._generations.get(agent, 0) + 1
 
