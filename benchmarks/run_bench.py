@@ -7,6 +7,10 @@
 .venv/bin/python benchmarks/run_bench.py --systems uniko --judge-model openai:gpt-4o-mini   # + LLM answers, graded
 .venv/bin/python -m benchmarks.run_bench --data longmemeval_s.json --format longmemeval
 uniko bench ...                                               # the same, from a source checkout
+
+Every system (baselines included) is scored on the exact prompt text it returns at each token budget, counted
+with one tokenizer; uniko is asked through the default call path, ``agent.recall(question, token_budget=N,
+reference_ts=...)``. Exit status 1 when any system's text went over its budget (the report is still written).
 """
 
 from __future__ import annotations
@@ -83,8 +87,18 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     p.add_argument(
         "--categories", default=None, help="comma-separated category names to evaluate (default all)"
     )
-    p.add_argument("--item-limits", type=_ints, default=(5, 10, 15))
-    p.add_argument("--token-budgets", type=_ints, default=(500, 1000, 2000))
+    p.add_argument(
+        "--token-budgets",
+        type=_ints,
+        default=(500, 1000, 2000),
+        help="the headline: one call per budget N with token_budget=N, scored on its rendered text",
+    )
+    p.add_argument(
+        "--item-limits",
+        type=_ints,
+        default=(5, 10, 15),
+        help="diagnostics: one call per k with limit=k at the default budget ('' for none)",
+    )
     p.add_argument("--out", type=Path, default=None, help="write the JSON report here")
     p.add_argument("--md", type=Path, default=None, help="write the Markdown report here")
     p.add_argument("--per-question", type=Path, default=None, help="write per-question records (JSONL) here")
@@ -207,7 +221,7 @@ def _check_determinism(args: argparse.Namespace, argv: Sequence[str]) -> int:
             target.write_text(content, encoding="utf-8")
     print(text)
     print(result.summary())
-    return 0 if result.identical else 1
+    return max(0 if result.identical else 1, _budget_verdict(first))
 
 
 def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
@@ -243,9 +257,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     config = BenchConfig(
         item_limits=args.item_limits,
         token_budgets=args.token_budgets,
-        containment_budgets=tuple(b for b in (1000, 2000) if b in args.token_budgets)
-        or args.token_budgets[-1:],
-        hit_rate_k=max(args.item_limits),
+        hit_rate_k=max(args.item_limits) if args.item_limits else None,
         categories=frozenset(c.strip() for c in args.categories.split(",")) if args.categories else None,
         max_conversations=args.conversations,
         conversation_ids=args.conversation_ids,
@@ -268,7 +280,15 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
                     fh.write(json.dumps(j, sort_keys=True, ensure_ascii=False) + "\n")
     text = write_outputs(report, records, out=args.out, md=args.md, per_question=args.per_question)
     print(text)
-    return 0
+    return _budget_verdict(report)
+
+
+def _budget_verdict(report: dict[str, Any]) -> int:
+    """1 (and a message) when any system's text went over its budget: those figures do not hold."""
+    violations = report.get("budget_violations") or {}
+    for name, n in violations.items():
+        _err(f"{name}: {n} rendered text(s) over their token budget (see 'Rendered tokens' in the report)")
+    return 1 if violations else 0
 
 
 if __name__ == "__main__":

@@ -1,7 +1,17 @@
 """Reference retrievers over raw turns: BM25, dense and hybrid RRF (as in ``data/locomo/BASELINES.md``).
 
-Every turn is one document ``"(session date) Speaker: text"``; the ranked documents are returned as
-``RetrievedItem(kind="turn")`` covering exactly that turn. These are the "plain vector store" numbers the memory
+Ranking: every turn is one document ``"(session date) Speaker: text"``, as in the reference runs.
+
+Prompt text: the ranked turns are what a plain vector store would put into the prompt, in the **same format** as
+uniko's bundle, so framing and date headings cost everyone the same. Each turn is a ``RecallItem`` of kind
+``"message"`` (``[date] Speaker: text``, rendered by the library, relative dates resolved as for uniko's Messages),
+packed greedily in rank order (``pack_in_rank_order``): the library packer's charges (``uniko_memory.recall.assemble``:
+the framing once, each entry as it renders under its date heading, a heading for each new date, the line breaks),
+the same counter, an item that would overflow skipped and later smaller ones still taken, then the whole text
+counted and trimmed from the end until every render mode fits. That is what ``pack`` itself does with no MMR and
+no de-duplication (``mmr_lambda=1``, equal scores; a unit test checks the two agree), without re-rendering every
+turn of the conversation on each call. ``render_text`` of the packed items is the text; each returned
+``RetrievedItem(kind="message")`` covers exactly its turn. These are the "plain vector store" numbers the memory
 engine has to beat at the same token budget.
 """
 
@@ -12,14 +22,21 @@ import re
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol, cast
 
 import numpy as np
 
+from uniko_memory.providers.token_counter import TokenCounter, as_token_counter
+from uniko_memory.recall import RecallItem, RecallSource
+from uniko_memory.recall.assemble import Charges, finish_render
+from uniko_memory.recall.items import date_label, item_label, render_item, render_text
+
 from .convert import format_session_date
 from .format import Conversation, Question
 from .metrics import RetrievalResult, RetrievedItem
+from .run import DEFAULT_TOKEN_BUDGET
 
 # The English stopword list of bm25s / Lucene / Elasticsearch (33 words).
 # fmt: off
@@ -39,16 +56,6 @@ class Embedder(Protocol):
     async def embed_documents(self, texts: list[str]) -> np.ndarray: ...
 
     async def embed_query(self, text: str) -> np.ndarray: ...
-
-
-TokenCounter = Callable[[list[str]], list[int]]
-
-
-def default_token_counter() -> TokenCounter:
-    """``uniko_memory.tokens.count_tokens_batch`` (MiniLM tokenizer tokens, no special tokens)."""
-    from uniko_memory.tokens import count_tokens_batch
-
-    return count_tokens_batch
 
 
 def default_embedder() -> Embedder:
@@ -137,37 +144,103 @@ def rrf(rankings: Sequence[Sequence[int]], k: int = RRF_K, depth: int | None = N
     return sorted(fused, key=lambda d: (-fused[d], d))
 
 
+def turn_item(turn_id: str, at: datetime, speaker: str, text: str) -> RecallItem:
+    """A turn as the library renders a Message: ``[7 May 2023] Speaker: text`` (one source, that turn)."""
+    return RecallItem(
+        node_id=turn_id,
+        kind="message",
+        score=1.0,
+        content=text,
+        rendered=date_label(at) + f"{speaker}: {text}",
+        timestamp=at,
+        sources=[RecallSource(message_id=turn_id)],
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class PackEntry:
+    """A rendered turn and what the grouped layout charges for it: its entry under its date heading with the
+    line break (``entry``) and, when it opens that date, the heading line with its line break (``heading``)."""
+
+    item: RecallItem
+    label: str
+    entry: int
+    heading: int
+
+
+def pack_entry(item: RecallItem, charges: Charges) -> PackEntry:
+    """``item`` (already through ``finish_render``) as ``pack`` charges it in the grouped layout."""
+    count = charges.counter.count
+    label = item_label(item)
+    entry = count(render_item(item, dated=False)) if label else item.tokens
+    heading = count(label.strip()) + charges.newline if label else 0
+    return PackEntry(item, label, entry + charges.newline, heading)
+
+
+def pack_in_rank_order(
+    entries: Sequence[PackEntry], *, limit: int | None, token_budget: int, charges: Charges
+) -> list[RecallItem]:
+    """Greedy in the given order under ``token_budget`` (and at most ``limit`` items), charged as ``pack``
+    charges: framing once, entry, a heading for a new date; an overflowing item is skipped. Then the rendered
+    text is counted whole and trimmed from the end until both render modes fit (``Charges.rendered``)."""
+    chosen: list[RecallItem] = []
+    dated: set[str] = set()
+    total = charges.frame
+    cheapest = min((e.entry for e in entries), default=0)
+    for e in entries:
+        if limit is not None and len(chosen) >= limit:
+            break
+        if token_budget - total < cheapest:
+            break  # nothing fits any more
+        cost = e.entry + (e.heading if e.label and e.label not in dated else 0)
+        if total + cost > token_budget:
+            continue
+        chosen.append(e.item)
+        total += cost
+        dated.add(e.label)
+    while chosen and charges.rendered(chosen) > token_budget:
+        chosen.pop()
+    return chosen
+
+
 class TurnBaseline:
-    """Shared ingest/cut logic; subclasses implement ``_prepare`` and ``_rank``."""
+    """Shared ingest / packing logic; subclasses implement ``_prepare`` and ``_rank``.
+
+    ``retrieve`` ranks every turn (once per question: the ranking is kept for the next budget of the same
+    question) and packs the best into ``token_budget`` (default: the library's), at most ``limit`` of them.
+    """
 
     name = "baseline"
-    recall_per_budget = False
+    call_path = (
+        "top-ranked turns as message items ([date] Speaker: text), packed greedily in rank order into the "
+        "budget with the library packer's charges (grouped layout, same counter); text = render_text(items)"
+    )
 
-    def __init__(self, token_counter: TokenCounter | None = None) -> None:
-        self._token_counter = token_counter
+    def __init__(self, token_counter: TokenCounter | Callable[[str], int] | None = None) -> None:
+        self.counter = as_token_counter(token_counter)  # MiniLM unless another is given (as for uniko)
+        self.charges = Charges.of(self.counter, "grouped")
+        self.entries: list[PackEntry] = []
         self.documents: list[str] = []
-        self.items: list[RetrievedItem] = []
+        self.turn_items: list[RecallItem] = []
+        self.session_of: dict[str, str] = {}  # turn id → session id
+        self._ranked: tuple[str, list[int], float] | None = None  # (question, ranking, seconds it took)
 
     async def setup(self, conversation: Conversation) -> None:
-        counter = self._token_counter or default_token_counter()
         docs: list[str] = []
-        meta: list[tuple[str, str]] = []
+        items: list[RecallItem] = []
+        session_of: dict[str, str] = {}
         for session in conversation.sessions:
             for turn in session.turns:
                 docs.append(turn_document(session.start, turn.speaker, turn.text))
-                meta.append((turn.id, session.id))
-        tokens = counter(docs) if docs else []
+                item = turn_item(turn.id, turn.timestamp or session.start, turn.speaker, turn.text)
+                finish_render(item, self.counter)  # dates resolved, standalone tokens counted: once
+                items.append(item)
+                session_of[turn.id] = session.id
         self.documents = docs
-        self.items = [
-            RetrievedItem(
-                content=doc,
-                covered_turn_ids=frozenset({tid}),
-                session_ids=frozenset({sid}),
-                kind="turn",
-                tokens=int(n),
-            )
-            for doc, (tid, sid), n in zip(docs, meta, tokens, strict=True)
-        ]
+        self.turn_items = items
+        self.entries = [pack_entry(item, self.charges) for item in items]
+        self.session_of = session_of
+        self._ranked = None
         await self._prepare(docs)
 
     async def _prepare(self, documents: list[str]) -> None:
@@ -175,6 +248,14 @@ class TurnBaseline:
 
     async def _rank(self, query: str) -> list[int]:
         raise NotImplementedError
+
+    async def ranking(self, query: str) -> tuple[list[int], float]:
+        """Every turn index, best first, and the seconds the ranking took (kept for the same query)."""
+        if self._ranked is None or self._ranked[0] != query:
+            t0 = time.perf_counter()
+            order = await self._rank(query)
+            self._ranked = (query, order, time.perf_counter() - t0)
+        return self._ranked[1], self._ranked[2]
 
     async def retrieve(
         self,
@@ -184,33 +265,41 @@ class TurnBaseline:
         limit: int | None = None,
         token_budget: int | None = None,
     ) -> RetrievalResult:
+        order, rank_s = await self.ranking(question.text)
         t0 = time.perf_counter()
-        order = await self._rank(question.text)
-        ranked = [self.items[i] for i in order]
-        out = _enough(ranked, limit, token_budget)
-        return RetrievalResult(items=out, latency_s=time.perf_counter() - t0, extra={})
+        chosen = pack_in_rank_order(
+            [self.entries[i] for i in order],
+            limit=limit,
+            token_budget=DEFAULT_TOKEN_BUDGET if token_budget is None else token_budget,
+            charges=self.charges,
+        )
+        text = render_text(chosen, "grouped")
+        out = [
+            RetrievedItem(
+                content=it.rendered,
+                covered_turn_ids=frozenset({it.node_id}),
+                session_ids=frozenset({self.session_of[it.node_id]}),
+                kind="message",
+            )
+            for it in chosen
+        ]
+        latency = rank_s + time.perf_counter() - t0
+        return RetrievalResult(items=out, text=text, latency_s=latency)
 
     async def close(self) -> None:
         self.documents = []
-        self.items = []
-
-
-def _enough(ranked: list[RetrievedItem], limit: int | None, token_budget: int | None) -> list[RetrievedItem]:
-    """The shortest prefix with ≥ ``limit`` items that also reaches past ``token_budget`` tokens (or everything)."""
-    if limit is None and token_budget is None:
-        return ranked
-    total = 0
-    for n, item in enumerate(ranked, start=1):
-        total += item.tokens
-        if (limit is None or n >= limit) and (token_budget is None or total > token_budget):
-            return ranked[:n]
-    return ranked
+        self.turn_items = []
+        self.entries = []
+        self.session_of = {}
+        self._ranked = None
 
 
 class BM25Baseline(TurnBaseline):
     name = "baseline-bm25"
 
-    def __init__(self, token_counter: TokenCounter | None = None, **bm25_kwargs: Any) -> None:
+    def __init__(
+        self, token_counter: TokenCounter | Callable[[str], int] | None = None, **bm25_kwargs: Any
+    ) -> None:
         super().__init__(token_counter)
         self._bm25_kwargs = bm25_kwargs
         self.index: BM25Index | None = None
@@ -229,7 +318,7 @@ class DenseBaseline(TurnBaseline):
     def __init__(
         self,
         embedder: Embedder | Callable[[], Embedder] | None = None,
-        token_counter: TokenCounter | None = None,
+        token_counter: TokenCounter | Callable[[str], int] | None = None,
         batch_size: int = 256,
     ) -> None:
         super().__init__(token_counter)
@@ -277,7 +366,7 @@ class HybridBaseline(TurnBaseline):
     def __init__(
         self,
         embedder: Embedder | Callable[[], Embedder] | None = None,
-        token_counter: TokenCounter | None = None,
+        token_counter: TokenCounter | Callable[[str], int] | None = None,
         rrf_k: int = RRF_K,
         rrf_depth: int | None = RRF_DEPTH,
     ) -> None:

@@ -1,8 +1,8 @@
 """Are two benchmark runs the same? Every metric compared at 3 decimals.
 
-``fingerprint`` keeps what a run measures about retrieval (dataset counts, every quality and cost aggregate per system
-and category, every per-question metric), rounded, and drops what timing changes (latency, setup and wall time, peak
-memory, and the comparison rows built from them). ``differences`` lists where two fingerprints disagree.
+``fingerprint`` keeps what a run measures about retrieval (dataset counts, every quality aggregate per system and
+category, the rendered-token figures, every per-question metric), rounded, and drops what timing changes (latency,
+setup and wall time, peak memory, and the comparison rows built from them). ``differences`` lists where two fingerprints disagree.
 
 ``check_processes`` (``run_bench.py --check-determinism``) runs the benchmark in fresh processes, each with its own
 ``PYTHONHASHSEED`` so that an order that depends on string hashing (iterating a set of ids) shows up as a difference;
@@ -50,7 +50,7 @@ def fingerprint(
     """The timing-free content of a run, rounded to ``decimals`` (see the module docstring)."""
     dataset = {k: v for k, v in report["dataset"].items() if k != "source"}
     systems = {
-        name: {"quality": s["quality"], "cost": s["cost"], "questions": s["runtime"]["questions"]}
+        name: {"quality": s["quality"], "rendered": s["rendered"], "questions": s["runtime"]["questions"]}
         for name, s in report["systems"].items()
     }
     per_question: dict[str, dict[str, Any]] = {}

@@ -2,10 +2,9 @@
 
 Definitions (also in ``benchmarks/FORMAT.md``):
 
-* **Cuts.** ``first_k(items, k)`` = the first k items. ``within_budget(items, n)`` walks the items in order and keeps
-  each one while the running token total stays ≤ n; the first item that would push the total past n **stops the walk**
-  (later, smaller items are not used to fill the gap). An item whose own ``tokens`` exceed n therefore yields an empty
-  bundle if it is first.
+* **Rendered text.** A system answers each call with the exact prompt text (``RetrievalResult.text``) and the items
+  in it, in the system's order. The runner counts the text with one tokenizer and scores the items and the text;
+  nothing is cut or re-counted per item.
 * **Evidence (turn level).** Items whose ``kind`` is ``"topic"`` or ``"summary"`` cover nothing, whatever their
   ``covered_turn_ids`` say. ``evidence_recall_all`` = |gold ∩ covered| / |gold|; ``evidence_any`` = 1 if any gold turn
   is covered, else 0.
@@ -19,7 +18,7 @@ Definitions (also in ``benchmarks/FORMAT.md``):
   session it equals plain binary relevance. (LongMemEval's reference script computes its ideal DCG from the retrieved
   list itself and weights the first two ranks equally; these figures are therefore not identical to its numbers.)
 * ``answer_contained``: lower-case, delete every character that is neither a word character nor whitespace, collapse
-  whitespace; then a plain substring test of the normalised answer in the normalised bundle. Empty answers → False.
+  whitespace; then a plain substring test of the normalised answer in the normalised rendered text. Empty answers → False.
 * ``evidence_hit_rate``: see its docstring.
 """
 
@@ -37,47 +36,27 @@ NON_EVIDENCE_KINDS: frozenset[str] = frozenset({"topic", "summary"})
 
 @dataclass(frozen=True, slots=True)
 class RetrievedItem:
-    """One item of a recall bundle, in bundle order."""
+    """One item of a rendered bundle (in the system's order) and the turns its provenance reaches."""
 
     content: str
     covered_turn_ids: frozenset[str] = frozenset()
     session_ids: frozenset[str] = frozenset()
     kind: str = "turn"
-    tokens: int = 0
 
 
 @dataclass(slots=True)
 class RetrievalResult:
+    """What one call returns: ``text`` is exactly what would go into the prompt; ``items`` are the items in it.
+
+    ``reported_tokens`` is the system's own count of ``text`` (uniko: ``bundle.total_tokens``), None when it
+    gives none; the runner compares it with its own count.
+    """
+
     items: list[RetrievedItem]
+    text: str
     latency_s: float = 0.0
+    reported_tokens: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
-
-
-# --------------------------------------------------------------------------------------------------------------------
-# Cuts
-# --------------------------------------------------------------------------------------------------------------------
-
-
-def first_k(items: Sequence[RetrievedItem], k: int) -> list[RetrievedItem]:
-    if k < 0:
-        raise ValueError("k must be >= 0")
-    return list(items[:k])
-
-
-def within_budget(items: Iterable[RetrievedItem], budget: int) -> list[RetrievedItem]:
-    """Items in order while the cumulative token count stays ≤ ``budget``; the first overflowing item stops the walk."""
-    out: list[RetrievedItem] = []
-    total = 0
-    for item in items:
-        if total + item.tokens > budget:
-            break
-        total += item.tokens
-        out.append(item)
-    return out
-
-
-def bundle_tokens(items: Iterable[RetrievedItem]) -> int:
-    return sum(i.tokens for i in items)
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -255,3 +234,17 @@ def percentile(values: Sequence[float], q: float) -> float | None:
 
 def summary_stats(values: Sequence[float]) -> dict[str, float | None]:
     return {"mean": mean(values), "p50": percentile(values, 50), "p95": percentile(values, 95)}
+
+
+def budget_stats(tokens: Sequence[float], budget: int) -> dict[str, Any]:
+    """Rendered-token counts of the texts asked for at one budget: mean, p50, max, how many (and %) over it."""
+    over = sum(1 for t in tokens if t > budget)
+    return {
+        "budget": budget,
+        "n": len(tokens),
+        "mean": mean(tokens),
+        "p50": percentile(tokens, 50),
+        "max": max(tokens) if tokens else None,
+        "over_budget": over,
+        "over_budget_pct": 100.0 * over / len(tokens) if tokens else None,
+    }

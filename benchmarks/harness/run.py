@@ -4,17 +4,22 @@ A system implements ``MemorySystem``. Per conversation the runner builds a fresh
 every session), then asks each question with ``reference_ts`` = the question time, or the start of the
 conversation's last session when the question has none (LoCoMo).
 
-Retrieval calls. A system whose ``recall_per_budget`` is false (the baselines) is called **once** per question with
-``limit=max(item_limits)`` and ``token_budget=max(token_budgets)`` and must return at least that many items and enough
-items to pass that budget; the runner cuts every item limit and budget from that one ranked list. A system whose
-``recall_per_budget`` is true is called once with ``limit=max(item_limits), token_budget=None`` (item-limit metrics)
-and once more per token budget with ``limit=None, token_budget=B`` (budget metrics). Either way the runner applies the
-budget walk (``metrics.within_budget``) to what comes back, so no system is credited with more than B tokens.
+Retrieval calls. Every system is asked the same way, once per call, and answers with the **exact prompt text** it
+would hand a model (``RetrievalResult.text``) and the items in that text (their provenance):
+
+* once per token budget N (``token_budgets``, plus ``keep_bundle_budget``): ``retrieve(q, ts, token_budget=N)``;
+* once per item limit k (``item_limits``, plus ``hit_rate_k``; diagnostics): ``retrieve(q, ts, limit=k)``, at the
+  system's default budget, which must be the library's (``DEFAULT_TOKEN_BUDGET``).
+
+The runner counts every text with **one tokenizer** (``TOKEN_COUNTER``, MiniLM WordPiece, the library's default)
+and records it per question (``rendered_tokens@…``) and whether it is over its budget (``over_budget@…``; a report
+with any is flagged, and ``run_bench.py`` exits 1). Evidence recall @N tok is computed from the items in the text at
+budget N, answer containment on the text itself; nothing is cut or re-counted per item.
 
 Which questions count (generic; gives LoCoMo's "categories 1-4" automatically because category 5 is abstention):
 evidence metrics — not abstention, ≥ 1 gold turn; session metrics — not abstention, ≥ 1 gold session; answer
 containment — not abstention, non-empty answer. ``categories`` restricts all three further. Token and latency figures
-cover every question asked.
+cover every question asked; a question's latency is that of its call at the largest token budget.
 """
 
 from __future__ import annotations
@@ -31,32 +36,37 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from uniko_memory.providers.token_counter import TokenCounter, default_token_counter
+from uniko_memory.recall import RecallConfig
+
 from .format import Conversation, EvalDataset, Question
 from .metrics import (
     RetrievalResult,
-    RetrievedItem,
     answer_contained,
-    bundle_tokens,
+    budget_stats,
     evidence_any,
     evidence_hit_rate,
     evidence_recall_all,
-    first_k,
     mean_by_category,
     ndcg_at_k,
     recall_all_at_k,
     recall_any_at_k,
     summary_stats,
-    within_budget,
 )
 
-REPORT_SCHEMA = "uniko-memory-bench/1"
+REPORT_SCHEMA = "uniko-memory-bench/2"
 BASELINE_PREFIX = "baseline-"
 HYBRID = "baseline-hybrid"
+#: The one tokenizer every system's text is counted with (the library's default counter).
+TOKEN_COUNTER: TokenCounter = default_token_counter()
+#: The budget of a call that names none (the item-limit calls): the library's default.
+DEFAULT_TOKEN_BUDGET: int = RecallConfig().token_budget
 
 
 @runtime_checkable
 class MemorySystem(Protocol):
-    """What the runner drives. ``recall_per_budget`` is optional (default False); see the module docstring."""
+    """What the runner drives (see the module docstring). ``call_path`` (optional) says in words how the system
+    is asked and what its text is; the report quotes it."""
 
     async def setup(self, conversation: Conversation) -> None: ...
 
@@ -77,16 +87,18 @@ SystemFactory = Callable[[], MemorySystem]
 
 @dataclass(frozen=True)
 class BenchConfig:
+    #: Diagnostics: one call per k with ``limit=k`` at the default budget (empty: none, and no session metrics).
     item_limits: tuple[int, ...] = (5, 10, 15)
+    #: The headline: one call per budget N with ``token_budget=N``.
     token_budgets: tuple[int, ...] = (500, 1000, 2000)
-    containment_budgets: tuple[int, ...] = (1000, 2000)
-    hit_rate_k: int = 15
+    #: The upstream evidence hit rate on the text of the ``limit=hit_rate_k`` call (None: not computed).
+    hit_rate_k: int | None = 15
     categories: frozenset[str] | None = None
     max_conversations: int | None = None
     conversation_ids: frozenset[str] | None = None  # only these conversations (before max_conversations)
     max_questions: int | None = None  # only the first N questions of each conversation (quick runs)
     keep_bundle_budget: int | None = (
-        None  # store the bundle text at this budget per question (for the LLM stage)
+        None  # store the rendered text at this budget per question (for the LLM stage)
     )
     progress: bool = True
 
@@ -94,13 +106,22 @@ class BenchConfig:
         return {
             "item_limits": list(self.item_limits),
             "token_budgets": list(self.token_budgets),
-            "containment_budgets": list(self.containment_budgets),
             "hit_rate_k": self.hit_rate_k,
+            "default_token_budget": DEFAULT_TOKEN_BUDGET,
+            "token_counter": TOKEN_COUNTER.name,
             "categories": sorted(self.categories) if self.categories is not None else None,
             "max_conversations": self.max_conversations,
             "conversation_ids": sorted(self.conversation_ids) if self.conversation_ids is not None else None,
             "max_questions": self.max_questions,
         }
+
+    def budget_calls(self) -> list[int]:
+        extra = {self.keep_bundle_budget} if self.keep_bundle_budget is not None else set()
+        return sorted(set(self.token_budgets) | extra)
+
+    def limit_calls(self) -> list[int]:
+        extra = {self.hit_rate_k} if self.hit_rate_k is not None else set()
+        return sorted(set(self.item_limits) | extra)
 
 
 @dataclass
@@ -129,6 +150,19 @@ class QuestionRecord:
         return out
 
 
+@dataclass(frozen=True)
+class Rendered:
+    """One call's answer as the runner measured it: the result, the budget it had, its text's tokens."""
+
+    result: RetrievalResult
+    budget: int
+    tokens: int
+
+    @property
+    def over_budget(self) -> bool:
+        return self.tokens > self.budget
+
+
 def reference_time(conversation: Conversation, question: Question) -> datetime:
     if question.question_time is not None:
         return question.question_time
@@ -141,57 +175,70 @@ def is_baseline(name: str) -> bool:
     return name.startswith(BASELINE_PREFIX)
 
 
+def budget_key(budget: int) -> str:
+    return f"{budget}tok"
+
+
 # --------------------------------------------------------------------------------------------------------------------
 # Per-question scoring
 # --------------------------------------------------------------------------------------------------------------------
+
+
+def _cost(out: dict[str, float], suffix: str, r: Rendered) -> None:
+    out[f"rendered_tokens@{suffix}"] = float(r.tokens)
+    out[f"bundle_items@{suffix}"] = float(len(r.result.items))
+    out[f"over_budget@{suffix}"] = 1.0 if r.over_budget else 0.0
+    if r.result.reported_tokens is not None:
+        out[f"token_count_mismatch@{suffix}"] = 1.0 if r.result.reported_tokens != r.tokens else 0.0
 
 
 def score_question(
     config: BenchConfig,
     question: Question,
     turn_text: Mapping[str, str],
-    items: Sequence[RetrievedItem],
-    budget_items: Mapping[int, Sequence[RetrievedItem]],
+    by_budget: Mapping[int, Rendered],
+    by_limit: Mapping[int, Rendered],
 ) -> dict[str, float]:
-    """All applicable metrics for one question. ``budget_items[B]`` is what to cut budget B from."""
+    """All applicable metrics for one question, from the calls at every budget (``by_budget``) and item limit."""
     out: dict[str, float] = {}
     in_scope = config.categories is None or question.category in config.categories
     evaluable = in_scope and not question.abstention
-    cuts_k = {k: first_k(items, k) for k in config.item_limits}
-    cuts_b = {b: within_budget(budget_items[b], b) for b in config.token_budgets}
-
-    for k, cut in cuts_k.items():
-        out[f"bundle_tokens@{k}"] = float(bundle_tokens(cut))
-    for b, cut in cuts_b.items():
-        out[f"bundle_tokens@{b}tok"] = float(bundle_tokens(cut))
-        out[f"bundle_items@{b}tok"] = float(len(cut))
+    for (
+        b
+    ) in config.budget_calls():  # the kept text's budget too: every text that leaves the harness is checked
+        _cost(out, budget_key(b), by_budget[b])
+    for k in config.item_limits:
+        _cost(out, str(k), by_limit[k])
 
     if evaluable and question.gold_turn_ids:
         gold = question.gold_turn_ids
-        for k, cut in cuts_k.items():
-            out[f"evidence_any@{k}"] = evidence_any(cut, gold)
-            out[f"evidence_all@{k}"] = evidence_recall_all(cut, gold)
-        for b, cut in cuts_b.items():
-            out[f"evidence_any@{b}tok"] = evidence_any(cut, gold)
-            out[f"evidence_all@{b}tok"] = evidence_recall_all(cut, gold)
-        evidence_texts = [turn_text[t] for t in gold]
-        recalled = [i.content for i in first_k(items, config.hit_rate_k)]
-        out[f"evidence_hit@{config.hit_rate_k}"] = evidence_hit_rate(
-            recalled, evidence_texts, question.answer
-        )
+        for b in config.token_budgets:
+            items = by_budget[b].result.items
+            out[f"evidence_any@{budget_key(b)}"] = evidence_any(items, gold)
+            out[f"evidence_all@{budget_key(b)}"] = evidence_recall_all(items, gold)
+        for k in config.item_limits:
+            items = by_limit[k].result.items
+            out[f"evidence_any@{k}"] = evidence_any(items, gold)
+            out[f"evidence_all@{k}"] = evidence_recall_all(items, gold)
+        if config.hit_rate_k is not None:
+            evidence_texts = [turn_text[t] for t in gold]
+            text = by_limit[config.hit_rate_k].result.text
+            out[f"evidence_hit@{config.hit_rate_k}"] = evidence_hit_rate(
+                [text], evidence_texts, question.answer
+            )
 
     if evaluable and question.gold_session_ids:
         gold_s = question.gold_session_ids
         for k in config.item_limits:
+            items = by_limit[k].result.items
             out[f"session_recall_any@{k}"] = recall_any_at_k(items, gold_s, k)
             out[f"session_recall_all@{k}"] = recall_all_at_k(items, gold_s, k)
             out[f"session_ndcg@{k}"] = ndcg_at_k(items, gold_s, k)
 
     if evaluable and question.answer and question.answer.strip():
-        for b in config.containment_budgets:
-            cut = cuts_b[b] if b in cuts_b else within_budget(budget_items[b], b)
-            text = "\n".join(i.content for i in cut)
-            out[f"answer_contains@{b}tok"] = 1.0 if answer_contained(text, question.answer) else 0.0
+        for b in config.token_budgets:
+            contained = answer_contained(by_budget[b].result.text, question.answer)
+            out[f"answer_contains@{budget_key(b)}"] = 1.0 if contained else 0.0
     return out
 
 
@@ -220,20 +267,40 @@ class SystemRun:
     setup_s: list[float]
     wall_s: float
     peak_rss_mb: float
+    call_path: str | None = None
+
+
+async def ask(
+    system: MemorySystem,
+    question: Question,
+    reference_ts: datetime,
+    *,
+    limit: int | None = None,
+    token_budget: int | None = None,
+) -> Rendered:
+    """One call, its text counted with ``TOKEN_COUNTER`` against its budget (the default one if it names none)."""
+    result = await system.retrieve(question, reference_ts, limit=limit, token_budget=token_budget)
+    if not isinstance(result.text, str):
+        raise TypeError(
+            f"{type(system).__name__}.retrieve must return the prompt text (RetrievalResult.text)"
+        )
+    budget = DEFAULT_TOKEN_BUDGET if token_budget is None else token_budget
+    return Rendered(result, budget, TOKEN_COUNTER.count(result.text))
 
 
 async def run_system(
     name: str, factory: SystemFactory, conversations: Sequence[Conversation], config: BenchConfig
 ) -> SystemRun:
-    budgets = sorted(config.token_budgets)
-    budgets_needed = sorted(set(budgets) | set(config.containment_budgets))
-    max_k = max(config.item_limits)
+    budget_calls = config.budget_calls()
+    limit_calls = config.limit_calls()
+    latency_budget = max(config.token_budgets)
     records: list[QuestionRecord] = []
     setup_times: list[float] = []
+    call_path: str | None = None
     t_start = time.perf_counter()
     for conv in _progress(conversations, enabled=config.progress, desc=name, unit="conv"):
         system = factory()
-        per_budget = bool(getattr(system, "recall_per_budget", False))
+        call_path = getattr(system, "call_path", None)
         turn_text = {t.id: t.text for t in conv.turns()}
         t0 = time.perf_counter()
         await system.setup(conv)
@@ -244,28 +311,19 @@ async def run_system(
             )
             for q in questions:
                 ts = reference_time(conv, q)
-                if per_budget:
-                    main = await system.retrieve(q, ts, limit=max_k, token_budget=None)
-                    by_budget = {
-                        b: (await system.retrieve(q, ts, limit=None, token_budget=b)).items
-                        for b in budgets_needed
-                    }
-                else:
-                    main = await system.retrieve(q, ts, limit=max_k, token_budget=max(budgets_needed))
-                    by_budget = dict.fromkeys(budgets_needed, main.items)
+                by_budget = {b: await ask(system, q, ts, token_budget=b) for b in budget_calls}
+                by_limit = {k: await ask(system, q, ts, limit=k) for k in limit_calls}
                 rec = QuestionRecord(
                     system=name,
                     conversation_id=conv.id,
                     question_id=q.id,
                     category=q.category,
                     abstention=q.abstention,
-                    metrics=score_question(config, q, turn_text, main.items, by_budget),
-                    latency_s=main.latency_s,
+                    metrics=score_question(config, q, turn_text, by_budget, by_limit),
+                    latency_s=by_budget[latency_budget].result.latency_s,
                 )
                 if config.keep_bundle_budget is not None:
-                    b = config.keep_bundle_budget
-                    src = by_budget.get(b, main.items)
-                    rec.bundle_text = "\n".join(i.content for i in within_budget(src, b))
+                    rec.bundle_text = by_budget[config.keep_bundle_budget].result.text
                 records.append(rec)
         finally:
             await system.close()
@@ -277,6 +335,7 @@ async def run_system(
         setup_s=setup_times,
         wall_s=time.perf_counter() - t_start,
         peak_rss_mb=_peak_rss_mb(),
+        call_path=call_path,
     )
 
 
@@ -324,28 +383,36 @@ def run_benchmark_sync(
 # Report
 # --------------------------------------------------------------------------------------------------------------------
 
-LOWER_IS_BETTER_PREFIXES = ("bundle_tokens", "bundle_items", "latency", "setup", "wall", "peak_rss")
+LOWER_IS_BETTER_PREFIXES = ("latency", "setup", "wall", "peak_rss")
+
+
+def headline_metrics(token_budgets: Sequence[int]) -> list[str]:
+    """The headline: evidence recall and answer containment in the rendered text, per token budget."""
+    names: list[str] = []
+    for b in token_budgets:
+        key = budget_key(b)
+        names += [f"evidence_all@{key}", f"evidence_any@{key}", f"answer_contains@{key}"]
+    return names
 
 
 def metric_order(config: BenchConfig) -> list[str]:
-    """Quality metrics in report order."""
-    names: list[str] = []
+    """Quality metrics in report order: the headline, then the item-limit diagnostics."""
+    names = headline_metrics(config.token_budgets)
     for k in config.item_limits:
-        names += [f"evidence_any@{k}", f"evidence_all@{k}"]
-    for b in config.token_budgets:
-        names += [f"evidence_any@{b}tok", f"evidence_all@{b}tok"]
-    names.append(f"evidence_hit@{config.hit_rate_k}")
+        names += [f"evidence_all@{k}", f"evidence_any@{k}"]
+    if config.hit_rate_k is not None:
+        names.append(f"evidence_hit@{config.hit_rate_k}")
     for k in config.item_limits:
         names += [f"session_recall_any@{k}", f"session_recall_all@{k}", f"session_ndcg@{k}"]
-    names += [f"answer_contains@{b}tok" for b in config.containment_budgets]
     return names
 
 
-def cost_order(config: BenchConfig) -> list[str]:
-    names = [f"bundle_tokens@{k}" for k in config.item_limits]
-    for b in config.token_budgets:
-        names += [f"bundle_tokens@{b}tok", f"bundle_items@{b}tok"]
-    return names
+def call_order(config: BenchConfig) -> list[tuple[str, int]]:
+    """Every checked call as (metric suffix, budget): the token budgets (and the kept text's), then the item
+    limits (default budget)."""
+    return [(budget_key(b), b) for b in config.budget_calls()] + [
+        (str(k), DEFAULT_TOKEN_BUDGET) for k in config.item_limits
+    ]
 
 
 def _r(x: float | None, nd: int = 6) -> float | None:
@@ -361,15 +428,26 @@ def _system_summary(run: SystemRun, config: BenchConfig) -> dict[str, Any]:
             "n": agg["n"],
             "by_category": {c: _r(v) for c, v in agg["by_category"].items()},
         }
-    cost: dict[str, Any] = {}
-    for m in cost_order(config):
-        vals = [r.metrics[m] for r in run.records if m in r.metrics]
-        cost[m] = {k: _r(v, 3) for k, v in summary_stats(vals).items()}
+    rendered: dict[str, Any] = {}
+    for suffix, budget in call_order(config):
+        tokens = [r.metrics[f"rendered_tokens@{suffix}"] for r in run.records]
+        items = [r.metrics[f"bundle_items@{suffix}"] for r in run.records]
+        mismatch = [
+            r.metrics[f"token_count_mismatch@{suffix}"]
+            for r in run.records
+            if f"token_count_mismatch@{suffix}" in r.metrics
+        ]
+        stats = {k: _r(v, 3) if isinstance(v, float) else v for k, v in budget_stats(tokens, budget).items()}
+        stats["items_mean"] = _r(sum(items) / len(items), 3) if items else None
+        stats["own_count_differs"] = int(sum(mismatch)) if mismatch else None
+        rendered[suffix] = stats
     lat = summary_stats([r.latency_s for r in run.records])
     setup = summary_stats(run.setup_s)
     return {
+        "call_path": run.call_path,
         "quality": quality,
-        "cost": cost,
+        "rendered": rendered,
+        "over_budget": sum(s["over_budget"] for s in rendered.values()),
         "runtime": {
             "questions": len(run.records),
             "latency_mean_s": _r(lat["mean"]),
@@ -384,11 +462,8 @@ def _system_summary(run: SystemRun, config: BenchConfig) -> dict[str, Any]:
 
 
 def _flat_figures(summary: Mapping[str, Any], config: BenchConfig) -> dict[str, float | None]:
+    """Quality and runtime figures, one per metric (the rendered tokens have their own table)."""
     out: dict[str, float | None] = {m: summary["quality"][m]["overall"] for m in metric_order(config)}
-    for m in cost_order(config):
-        out[f"{m} mean"] = summary["cost"][m]["mean"]
-        if not m.startswith("bundle_items"):
-            out[f"{m} p95"] = summary["cost"][m]["p95"]
     rt = summary["runtime"]
     out["latency p50 s"] = rt["latency_p50_s"]
     out["latency p95 s"] = rt["latency_p95_s"]
@@ -472,6 +547,7 @@ def build_report(
         "config": config.to_json(),
         "systems": summaries,
         "comparison": build_comparison(figures),
+        "budget_violations": {name: s["over_budget"] for name, s in summaries.items() if s["over_budget"]},
         "wall_s": round(wall_s, 3),
     }
 
@@ -492,32 +568,26 @@ def _fmt_ratio(v: float | None) -> str:
     return "–" if v is None else f"{v:.2f}"
 
 
-def render_markdown(report: Mapping[str, Any]) -> str:
+def _fmt_tokens(v: float | None, decimals: int = 0) -> str:
+    return "–" if v is None else f"{v:,.{decimals}f}"
+
+
+def _comparison_table(report: Mapping[str, Any], metrics: Sequence[str]) -> list[str]:
     comp = report["comparison"]
     systems = list(report["systems"])
     ours = comp["ours"]
     has_hybrid = HYBRID in systems
-    ds = report["dataset"]
-    lines = [
-        f"# Retrieval benchmark: {ds['name']}",
-        "",
-        f"{ds['conversations']} conversations, {ds['turns']} turns, {ds['questions']} questions "
-        f"(evidence-eligible {ds['eligible']['evidence']}, session-eligible {ds['eligible']['session']}, "
-        f"with answers {ds['eligible']['answer']}); total wall time {report['wall_s']:.1f} s.",
-        "",
-    ]
     header = ["metric", *systems]
     for o in ours:
         header.append(f"{o} / best baseline")
         if has_hybrid:
             header.append(f"{o} / hybrid")
-    lines.append("| " + " | ".join(header) + " |")
-    lines.append("|" + "---|" * len(header))
-    for m, row in comp["rows"].items():
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for m in metrics:
+        row = comp["rows"][m]
         cells = [m + (" ↓" if row["lower_is_better"] else "")]
         for s in systems:
-            v = row["values"][s]
-            cell = _fmt(v, m)
+            cell = _fmt(row["values"][s], m)
             if s == row["best_baseline"] and len(comp["baselines"]) > 1:
                 cell = f"**{cell}**"
             cells.append(cell)
@@ -526,23 +596,104 @@ def render_markdown(report: Mapping[str, Any]) -> str:
             if has_hybrid:
                 cells.append(_fmt_ratio(row["ratios"][o]["vs_hybrid"]))
         lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", "↓ = lower is better; **bold** = best baseline. Ratios are ours / baseline.", ""]
+    return lines
 
-    # per-category breakdown of the headline metrics
+
+def render_markdown(report: Mapping[str, Any]) -> str:
+    comp = report["comparison"]
+    systems = list(report["systems"])
     config = report["config"]
-    k_max = max(config["item_limits"])
-    heads = [f"evidence_all@{k_max}"] + [f"evidence_all@{b}tok" for b in config["token_budgets"]]
-    heads += [f"answer_contains@{b}tok" for b in config["containment_budgets"]]
+    ds = report["dataset"]
+    budgets = ", ".join(f"{b:,}" for b in config["token_budgets"])
+    lines = [
+        f"# Retrieval benchmark: {ds['name']}",
+        "",
+        f"{ds['conversations']} conversations, {ds['turns']} turns, {ds['questions']} questions "
+        f"(evidence-eligible {ds['eligible']['evidence']}, session-eligible {ds['eligible']['session']}, "
+        f"with answers {ds['eligible']['answer']}); total wall time {report['wall_s']:.1f} s.",
+        "",
+        f"Every figure is measured on the exact prompt text each system returns, counted with one tokenizer "
+        f"(`{config['token_counter']}`): evidence recall from the items in that text, answer containment on the "
+        f"text itself. How each system was asked, per question and budget N ({budgets} tokens):",
+        "",
+    ]
+    lines += [f"- `{s}`: {report['systems'][s].get('call_path') or '(not stated)'}" for s in systems]
+    lines.append("")
+    violations = report.get("budget_violations") or {}
+    if violations:
+        lines += [
+            "**BUDGET EXCEEDED**: "
+            + ", ".join(f"`{s}` {n} text(s) over their budget" for s, n in violations.items())
+            + ". These figures do not hold for the budgets they name.",
+            "",
+        ]
+
+    # the headline: evidence recall and answer containment at each budget
+    heads_cat = headline_metrics(config["token_budgets"])
+    heads = [m for m in comp["rows"] if m in set(heads_cat)]
+    lines += [f"## At {budgets} tokens of rendered text", ""]
+    lines += _comparison_table(report, heads)
+    lines += ["", "**bold** = best baseline. Ratios are ours / baseline.", ""]
+
+    # the rendered tokens: every text within its budget
+    lines += [
+        f"## Rendered tokens per text (`{config['token_counter']}`)",
+        "",
+        "| system | call | budget | mean | p50 | max | over budget | items (mean) | own count differs |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for s in systems:
+        for suffix, stats in report["systems"][s]["rendered"].items():
+            call = (
+                f"token_budget={suffix.removesuffix('tok')}" if suffix.endswith("tok") else f"limit={suffix}"
+            )
+            pct = stats["over_budget_pct"]
+            over = "–" if pct is None else f"{stats['over_budget']} ({pct:.1f}%)"
+            differs = stats["own_count_differs"]
+            lines.append(
+                f"| {s} | {call} | {stats['budget']:,} | {_fmt_tokens(stats['mean'], 1)} | "
+                f"{_fmt_tokens(stats['p50'])} | {_fmt_tokens(stats['max'])} | {over} | "
+                f"{_fmt_tokens(stats['items_mean'], 1)} | "
+                f"{'–' if differs is None else differs} |"
+            )
+    lines += [
+        "",
+        "own count differs = questions where the system's own token count of its text (uniko: "
+        "`bundle.total_tokens`) is not the harness's.",
+        "",
+    ]
+
+    # per category, with the ratio to the hybrid baseline
     cats: list[str] = sorted(
-        {c for s in systems for m in heads for c in report["systems"][s]["quality"][m]["by_category"]}
+        {c for s in systems for m in heads_cat for c in report["systems"][s]["quality"][m]["by_category"]}
     )
     if cats:
+        lines += ["## Per category", ""]
         lines.append("| metric | system | " + " | ".join(cats) + " |")
         lines.append("|" + "---|" * (len(cats) + 2))
-        for m in heads:
+        for m in heads_cat:
+            by = {s: report["systems"][s]["quality"][m]["by_category"] for s in systems}
             for s in systems:
-                bc = report["systems"][s]["quality"][m]["by_category"]
-                lines.append(f"| {m} | {s} | " + " | ".join(_fmt(bc.get(c), m) for c in cats) + " |")
+                lines.append(f"| {m} | {s} | " + " | ".join(_fmt(by[s].get(c), m) for c in cats) + " |")
+            if HYBRID in systems:
+                for o in comp["ours"]:
+                    ratios = [_fmt_ratio(_ratio(by[o].get(c), by[HYBRID].get(c))) for c in cats]
+                    lines.append(f"| {m} | {o} / hybrid | " + " | ".join(ratios) + " |")
+        lines.append("")
+
+    # diagnostics: the item-limit calls, session metrics, costs, runtime
+    rest = [m for m in comp["rows"] if m not in set(heads)]
+    if rest:
+        limits = ", ".join(str(k) for k in config["item_limits"]) or "none"
+        lines += [
+            "## Diagnostics",
+            "",
+            f"`@k` rows: one call per question with `limit=k` (k = {limits}) at the default budget "
+            f"({config['default_token_budget']:,} tokens), scored on its rendered text like the headline. "
+            "↓ = lower is better.",
+            "",
+        ]
+        lines += _comparison_table(report, rest)
         lines.append("")
     if report.get("llm"):
         lines += render_llm_markdown(report["llm"])

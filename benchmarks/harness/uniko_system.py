@@ -4,9 +4,13 @@ Per conversation: a fresh in-memory store; each session's turns committed as one
 importing a transcript would) and its post-ingest work (P3 observations, P7a embeddings) flushed
 before the next session; every session finalised; then (``consolidate``) one consolidation run over
 the whole backlog and (``sweep``) one cortex sweep (procedures, topics, decay, session maintenance).
-Questions go through ``agent.recall`` with ``reference_ts`` = the question time.
-An item covers exactly the turns its provenance reaches (Message, transcript chunk members,
-the source Message of an Observation / Fact); Topics and Summaries cover nothing.
+
+Questions go through the default call path a user gets, nothing else:
+``agent.recall(question, token_budget=N, reference_ts=question_time, use_cache=False)`` per budget,
+and ``agent.recall(question, limit=k, reference_ts=question_time, use_cache=False)`` (the default
+budget) for the item-limit diagnostics. The prompt text is ``bundle.render()``; the items in it are
+``bundle.items``. An item covers exactly the turns its provenance reaches (Message, transcript chunk
+members, the source Message of an Observation / Fact); Topics and Summaries cover nothing.
 
 Determinism. The engine's background triggers fire on timing: a consolidation cycle starts once
 ``consolidation_threshold`` observations are waiting (while ingest goes on), on a wall-clock timer,
@@ -27,14 +31,11 @@ from uniko_memory.config import UnikoConfig
 from uniko_memory.facade import Uniko
 from uniko_memory.ingest import Turn
 from uniko_memory.model import message_id
-from uniko_memory.recall import RecallConfig
 
 from .format import Conversation, Question
 from .metrics import RetrievalResult, RetrievedItem
 
 AGENT = "bench"
-#: Item-limit metrics are asked with a budget large enough never to bind.
-UNBOUNDED_TOKENS = 1_000_000
 _NEVER = 10**9
 #: Pipeline settings that keep every timing-driven background step from firing (see the module docstring).
 DETERMINISTIC_PIPELINE: dict[str, Any] = {
@@ -57,24 +58,24 @@ class UnikoSystem:
     ``consolidate=False`` skips consolidation (and with it the sweep): recall then runs over the raw
     tiers (messages, observations, transcript chunks, summaries) only. ``sweep=False`` keeps
     consolidation but skips the cortex sweep. ``embedder`` / ``nlp`` replace the default models
-    (tests); ``config`` fixes the recall settings; ``overrides`` change single recall fields.
+    (tests); ``uniko_config`` is a ``UnikoConfig`` as a user would pass it to ``Uniko.open``. There
+    are no recall settings of the harness's own: every question takes the default call path.
     """
 
-    recall_per_budget = True
+    call_path = (
+        "agent.recall(question, token_budget=N, reference_ts=question time, use_cache=False); "
+        "text = bundle.render()"
+    )
 
     def __init__(
         self,
-        config: RecallConfig | None = None,
         *,
         consolidate: bool = True,
         sweep: bool = True,
         uniko_config: dict[str, Any] | None = None,
         embedder: Any = None,
         nlp: Any = None,
-        **overrides: Any,
     ) -> None:
-        self._base = config
-        self._overrides = overrides
         self.consolidate = consolidate
         self.sweep = sweep and consolidate
         self._uniko_config = uniko_config
@@ -112,19 +113,6 @@ class UnikoSystem:
                 stats["sweep_errors"] = dict(report.errors)
         self.setup_stats = {"setup_s": time.perf_counter() - t0, "nodes": await agent.stats(), **stats}
 
-    def _config(self, limit: int | None, token_budget: int | None, reference_ts: datetime) -> RecallConfig:
-        assert self.uni is not None
-        base = self._base or self.uni.recall_config
-        data = {
-            **base.model_dump(),
-            **self._overrides,
-            "limit": limit or 200,
-            "token_budget": token_budget or UNBOUNDED_TOKENS,
-            "reference_ts": reference_ts,
-            "use_cache": False,
-        }
-        return RecallConfig.build(data)
-
     async def retrieve(
         self,
         question: Question,
@@ -133,11 +121,18 @@ class UnikoSystem:
         limit: int | None = None,
         token_budget: int | None = None,
     ) -> RetrievalResult:
+        """``token_budget`` / ``limit`` None: the library's default (a user who does not say)."""
         assert self.uni is not None
+        options: dict[str, Any] = {}
+        if token_budget is not None:
+            options["token_budget"] = token_budget
+        if limit is not None:
+            options["limit"] = limit
         t0 = time.perf_counter()
         bundle = await self.uni.agent(AGENT).recall(
-            question.text, self._config(limit, token_budget, reference_ts)
+            question.text, **options, reference_ts=reference_ts, use_cache=False
         )
+        text = bundle.render()
         latency = time.perf_counter() - t0
         items = []
         for it in bundle.items:
@@ -150,15 +145,17 @@ class UnikoSystem:
                     covered_turn_ids=covers,
                     session_ids=frozenset(self.session_of[t] for t in covers),
                     kind=it.kind,
-                    tokens=it.tokens,
                 )
             )
         extra = {
             "phase1_only": bundle.phase1_only,
             "phase2_only": bundle.phase2_only,
             "coverage": bundle.coverage,
+            "degraded": list(bundle.degraded),
         }
-        return RetrievalResult(items=items, latency_s=latency, extra=extra)
+        return RetrievalResult(
+            items=items, text=text, latency_s=latency, reported_tokens=bundle.total_tokens, extra=extra
+        )
 
     async def close(self) -> None:
         if self.uni is not None:

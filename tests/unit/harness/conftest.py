@@ -1,4 +1,4 @@
-"""Shared fixtures for the harness tests: repo root on sys.path, fixture paths, a fake embedder and token counter."""
+"""Shared fixtures for the harness tests: repo root on sys.path, fixture paths, a fake embedder."""
 
 from __future__ import annotations
 
@@ -42,10 +42,6 @@ class FakeEmbedder:
         return self._vec(text)
 
 
-def word_count(texts: list[str]) -> list[int]:
-    return [len(t.split()) for t in texts]
-
-
 @pytest.fixture
 def data_dir() -> Path:
     return DATA
@@ -54,8 +50,3 @@ def data_dir() -> Path:
 @pytest.fixture
 def fake_embedder() -> FakeEmbedder:
     return FakeEmbedder()
-
-
-@pytest.fixture
-def token_counter():
-    return word_count

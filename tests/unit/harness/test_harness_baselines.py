@@ -11,7 +11,6 @@ from benchmarks.harness.baselines import (
     BM25Index,
     DenseBaseline,
     HybridBaseline,
-    _enough,
     rank_by_score,
     rrf,
     tokenize,
@@ -19,7 +18,10 @@ from benchmarks.harness.baselines import (
 )
 from benchmarks.harness.convert import load_any
 from benchmarks.harness.format import Question
-from benchmarks.harness.metrics import RetrievedItem
+from benchmarks.harness.run import DEFAULT_TOKEN_BUDGET, TOKEN_COUNTER
+
+from uniko_memory.recall.assemble import pack
+from uniko_memory.recall.items import MEMORY_HEADER, render_text
 
 VIOLIN = Question(id="v", text="Who is learning the violin?", category="x")
 
@@ -65,83 +67,140 @@ def test_rank_by_score_and_rrf() -> None:
     assert rrf([[0, 1, 2, 3], [2, 0, 3, 1]], depth=2) == [0, 2, 1]
 
 
-def _items(tokens: list[int]) -> list[RetrievedItem]:
-    return [RetrievedItem(content=str(i), tokens=t) for i, t in enumerate(tokens)]
-
-
-def test_enough() -> None:
-    ranked = _items([10, 10, 10, 10, 10])
-    assert len(_enough(ranked, None, None)) == 5
-    assert len(_enough(ranked, 2, None)) == 2
-    assert len(_enough(ranked, 1, 25)) == 3  # passes 25 tokens at the third item
-    assert len(_enough(ranked, 4, 5)) == 4
-    assert len(_enough(ranked, 1, 1000)) == 5
-
-
 async def _setup(system, data_dir: Path):
     conv = load_any(data_dir / "locomo_tiny.json", "locomo").conversations[0]
     await system.setup(conv)
     return conv
 
 
-async def test_bm25_baseline(data_dir: Path, token_counter) -> None:
-    system = BM25Baseline(token_counter=token_counter)
+async def test_bm25_baseline(data_dir: Path) -> None:
+    system = BM25Baseline()
     conv = await _setup(system, data_dir)
-    q = VIOLIN
-    res = await system.retrieve(q, conv.sessions[-1].start, limit=2, token_budget=None)
+    ts = conv.sessions[-1].start
+    res = await system.retrieve(VIOLIN, ts, limit=2)
     assert len(res.items) == 2 and res.latency_s >= 0
     top = res.items[0]
     assert top.covered_turn_ids == frozenset({"D2:1"}) and top.session_ids == frozenset({"session_2"})
-    assert top.kind == "turn"
-    assert top.content == "(10:05 am on 20 June, 2023) Bob: I started learning the violin last week."
-    assert top.tokens == len(top.content.split())
-    full = await system.retrieve(q, conv.sessions[-1].start)
+    assert top.kind == "message"
+    # the prompt text: the library's framing, one heading per date, "- (message) Speaker: text" entries
+    assert res.text.startswith(MEMORY_HEADER + "\n<memory>\n") and res.text.endswith("\n</memory>")
+    assert "[20 June 2023]\n- (message) Bob: I started learning the violin last week" in res.text
+    assert TOKEN_COUNTER.count(res.text) <= DEFAULT_TOKEN_BUDGET and res.reported_tokens is None
+    full = await system.retrieve(VIOLIN, ts)  # the default budget holds the whole tiny conversation
     assert len(full.items) == 5
     await system.close()
 
 
-async def test_dense_baseline_uses_embedder(data_dir: Path, fake_embedder, token_counter) -> None:
-    system = DenseBaseline(embedder=fake_embedder, token_counter=token_counter, batch_size=2)
+@pytest.mark.parametrize("budget", [60, 90, 120, 150, 200, 260, 400])
+async def test_baseline_text_is_the_rank_order_packed_within_the_budget(data_dir: Path, budget: int) -> None:
+    """The text holds at most ``budget`` tokens, is ``render_text`` of its items, and takes the ranked turns
+    greedily: every turn it leaves out (ranked before the last one it holds, or after it) would not fit."""
+    system = BM25Baseline()
+    conv = await _setup(system, data_dir)
+    ts = conv.sessions[-1].start
+    order, _ = await system.ranking(VIOLIN.text)
+    ranked_ids = [system.turn_items[i].node_id for i in order]
+    res = await system.retrieve(VIOLIN, ts, token_budget=budget)
+    assert TOKEN_COUNTER.count(res.text) <= budget
+    taken = [next(iter(i.covered_turn_ids)) for i in res.items]
+    assert taken == [t for t in ranked_ids if t in taken]  # rank order kept
+    by_id = {it.node_id: it for it in system.turn_items}
+    assert res.text == render_text([by_id[t] for t in taken], "grouped")
+    for t in ranked_ids:
+        if t not in taken:  # left out: adding it where it ranks would overflow the budget
+            with_it = [by_id[x] for x in ranked_ids if x in taken or x == t]
+            assert TOKEN_COUNTER.count(render_text(with_it, "grouped")) > budget
+    await system.close()
+
+
+@pytest.mark.parametrize("limit", [None, 1, 3])
+async def test_the_baseline_packing_is_the_librarys_pack_without_mmr(
+    data_dir: Path, limit: int | None
+) -> None:
+    """``pack_in_rank_order`` takes exactly what ``pack`` takes from the same ranking with no MMR and no
+    de-duplication, at every budget from nothing-fits to everything-fits."""
+    system = BM25Baseline()
+    conv = await _setup(system, data_dir)
+    ts = conv.sessions[-1].start
+    for q in conv.questions:
+        order, _ = await system.ranking(q.text)
+        for budget in range(60, 260, 7):
+            res = await system.retrieve(q, ts, limit=limit, token_budget=budget)
+            ranked = [system.turn_items[i].model_copy() for i in order]
+            ref = pack(
+                ranked,
+                limit=limit,
+                token_budget=budget,
+                mmr_lambda=1.0,
+                duplicate_threshold=1.0,
+                counter=TOKEN_COUNTER,
+                layout="grouped",
+            )
+            assert [next(iter(i.covered_turn_ids)) for i in res.items] == [it.node_id for it in ref.items]
+            assert res.text == render_text(ref.items, "grouped")
+    await system.close()
+
+
+async def test_baseline_limit_caps_items_within_the_default_budget(data_dir: Path) -> None:
+    system = BM25Baseline()
+    conv = await _setup(system, data_dir)
+    res = await system.retrieve(VIOLIN, conv.sessions[-1].start, limit=3)
+    assert len(res.items) == 3 and TOKEN_COUNTER.count(res.text) <= DEFAULT_TOKEN_BUDGET
+    tiny = await system.retrieve(VIOLIN, conv.sessions[-1].start, token_budget=10)
+    assert tiny.items == [] and tiny.text == ""  # not even the framing fits
+    await system.close()
+
+
+async def test_dense_baseline_uses_embedder(data_dir: Path, fake_embedder) -> None:
+    system = DenseBaseline(embedder=fake_embedder, batch_size=2)
     conv = await _setup(system, data_dir)
     assert fake_embedder.document_calls == 3  # 5 turns in batches of 2
     q = VIOLIN
-    res = await system.retrieve(q, conv.sessions[-1].start, limit=1, token_budget=None)
+    res = await system.retrieve(q, conv.sessions[-1].start, limit=1)
     assert res.items[0].covered_turn_ids == frozenset({"D2:1"})
     assert fake_embedder.query_calls == 1
+    await system.retrieve(q, conv.sessions[-1].start, token_budget=500)
+    assert fake_embedder.query_calls == 1  # the same question's ranking is kept for the next budget
 
 
-async def test_dense_accepts_factory(data_dir: Path, fake_embedder, token_counter) -> None:
-    system = DenseBaseline(embedder=lambda: fake_embedder, token_counter=token_counter)
+async def test_dense_accepts_factory(data_dir: Path, fake_embedder) -> None:
+    system = DenseBaseline(embedder=lambda: fake_embedder)
     await _setup(system, data_dir)
     assert fake_embedder.document_calls == 1
 
 
-async def test_hybrid_is_rrf_of_both(data_dir: Path, fake_embedder, token_counter) -> None:
-    hybrid = HybridBaseline(embedder=fake_embedder, token_counter=token_counter)
-    bm25 = BM25Baseline(token_counter=token_counter)
-    dense = DenseBaseline(embedder=fake_embedder, token_counter=token_counter)
+def _turn_ids(system, order: list[int]) -> list[str]:
+    return [system.turn_items[i].node_id for i in order]
+
+
+async def test_hybrid_is_rrf_of_both(data_dir: Path, fake_embedder) -> None:
+    hybrid = HybridBaseline(embedder=fake_embedder)
+    bm25 = BM25Baseline()
+    dense = DenseBaseline(embedder=fake_embedder)
     conv = await _setup(hybrid, data_dir)
     await bm25.setup(conv)
     await dense.setup(conv)
     ts = conv.sessions[-1].start
     for q in conv.questions:
-        b = [i.content for i in (await bm25.retrieve(q, ts)).items]
-        d = [i.content for i in (await dense.retrieve(q, ts)).items]
-        h = [i.content for i in (await hybrid.retrieve(q, ts)).items]
-        docs = hybrid.documents
-        expect = rrf([[docs.index(c) for c in b], [docs.index(c) for c in d]], depth=100)
-        assert h == [docs[i] for i in expect]
+        b = _turn_ids(bm25, (await bm25.ranking(q.text))[0])
+        d = _turn_ids(dense, (await dense.ranking(q.text))[0])
+        h = _turn_ids(hybrid, (await hybrid.ranking(q.text))[0])
+        ids = _turn_ids(hybrid, list(range(len(hybrid.turn_items))))
+        expect = rrf([[ids.index(c) for c in b], [ids.index(c) for c in d]], depth=100)
+        assert h == [ids[i] for i in expect]
+        res = await hybrid.retrieve(q, ts, token_budget=DEFAULT_TOKEN_BUDGET)
+        assert [next(iter(i.covered_turn_ids)) for i in res.items] == h  # everything fits: the whole ranking
     await hybrid.close()
 
 
-async def test_hybrid_depth(data_dir: Path, fake_embedder, token_counter) -> None:
-    shallow = HybridBaseline(embedder=fake_embedder, token_counter=token_counter, rrf_depth=1)
+async def test_hybrid_depth(data_dir: Path, fake_embedder) -> None:
+    shallow = HybridBaseline(embedder=fake_embedder, rrf_depth=1)
     conv = await _setup(shallow, data_dir)
-    res = await shallow.retrieve(VIOLIN, conv.sessions[-1].start)
-    assert len(res.items) == 5  # the fused top-1 lists, then the rest in dense order
-    dense = DenseBaseline(embedder=fake_embedder, token_counter=token_counter)
+    order, _ = await shallow.ranking(VIOLIN.text)
+    assert len(order) == 5  # the fused top-1 lists, then the rest in dense order
+    dense = DenseBaseline(embedder=fake_embedder)
     await dense.setup(conv)
-    d = [i.content for i in (await dense.retrieve(VIOLIN, conv.sessions[-1].start)).items]
-    head = {i.content for i in res.items[:2]}
+    d = (await dense.ranking(VIOLIN.text))[0]
+    head = set(order[:2])
     assert d[0] in head
-    assert [i.content for i in res.items[2:]] == [c for c in d if c not in head][: len(res.items) - 2]
+    assert order[2:] == [i for i in d if i not in head][: len(order) - 2]

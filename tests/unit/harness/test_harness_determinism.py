@@ -23,9 +23,7 @@ from tests.unit.ingest._support import FakeEmbedder
 
 from uniko_memory.config import UnikoConfig
 
-CONFIG = BenchConfig(
-    item_limits=(1, 3), token_budgets=(40, 200), containment_budgets=(200,), hit_rate_k=3, progress=False
-)
+CONFIG = BenchConfig(item_limits=(1, 3), token_budgets=(150, 400), hit_rate_k=3, progress=False)
 
 
 def _tiny(data_dir: Path):
@@ -33,7 +31,7 @@ def _tiny(data_dir: Path):
 
 
 def _bm25() -> BM25Baseline:
-    return BM25Baseline(token_counter=lambda texts: [len(t.split()) for t in texts])
+    return BM25Baseline()
 
 
 def _uniko() -> UnikoSystem:
@@ -145,7 +143,7 @@ def test_cli_flags_for_the_determinism_check(
     flags = ["--check-determinism", "--out", str(out), "--per-question", str(pq)]
     rc = run_bench.main(["--data", data, "--systems", "baseline-bm25", *flags])
     assert rc == 0 and seen == {"child": ["--data", data, "--systems", "baseline-bm25"], "runs": 2}
-    assert json.loads(out.read_text())["schema"] == "uniko-memory-bench/1"
+    assert json.loads(out.read_text())["schema"] == "uniko-memory-bench/2"
     assert len(pq.read_text().splitlines()) == 5
     assert capsys.readouterr().out.rstrip().endswith("identical")
 

@@ -11,7 +11,7 @@ from benchmarks.harness.judge import (
     parse_judge_label,
     run_llm_stage,
 )
-from benchmarks.harness.run import BenchConfig, run_benchmark
+from benchmarks.harness.run import TOKEN_COUNTER, BenchConfig, run_benchmark
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 
@@ -71,13 +71,12 @@ async def test_cases_from_runner_records(data_dir: Path) -> None:
     from benchmarks.harness.baselines import BM25Baseline
 
     ds = load_any(data_dir / "locomo_tiny.json", "locomo")
-    config = BenchConfig(keep_bundle_budget=30, progress=False)
-    _, records = await run_benchmark(
-        ds,
-        {"baseline-bm25": lambda: BM25Baseline(token_counter=lambda ts: [len(t.split()) for t in ts])},
-        config,
-    )
+    config = BenchConfig(token_budgets=(1000,), item_limits=(), keep_bundle_budget=150, progress=False)
+    report, records = await run_benchmark(ds, {"baseline-bm25": BM25Baseline}, config)
+    assert report["systems"]["baseline-bm25"]["rendered"]["150tok"]["over_budget"] == 0  # checked too
     cases = cases_from_records(ds, records)
     assert [c.question_id for c in cases] == ["conv-t1:q0", "conv-t1:q1", "conv-t1:q2"]  # abstention skipped
     assert all(c.bundle_text and c.question_date == "20 June 2023" for c in cases)
-    assert sum(len(line.split()) for line in cases[0].bundle_text.splitlines()) <= 30
+    # the kept text is the rendered text at the kept budget (not a scored one), within it
+    assert all(0 < TOKEN_COUNTER.count(c.bundle_text) <= 150 for c in cases)
+    assert all(c.bundle_text.endswith("</memory>") for c in cases)

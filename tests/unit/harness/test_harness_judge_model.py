@@ -18,7 +18,7 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 
 def _bm25() -> BM25Baseline:
-    return BM25Baseline(token_counter=lambda texts: [len(t.split()) for t in texts])
+    return BM25Baseline()
 
 
 @pytest.mark.parametrize("spec", ["gpt-4o-mini", "openai:", ":gpt-4o", "", "  :  "])

@@ -6,11 +6,11 @@ import pytest
 from benchmarks.harness.metrics import (
     RetrievedItem,
     answer_contained,
+    budget_stats,
     evidence_any,
     evidence_fingerprints,
     evidence_hit_rate,
     evidence_recall_all,
-    first_k,
     mean_by_category,
     ndcg_at_k,
     normalise_text,
@@ -18,33 +18,28 @@ from benchmarks.harness.metrics import (
     recall_all_at_k,
     recall_any_at_k,
     summary_stats,
-    within_budget,
 )
 
 
-def item(
-    turns: set[str] = frozenset(), sessions: set[str] = frozenset(), kind: str = "turn", tokens: int = 0
-):
+def item(turns: set[str] = frozenset(), sessions: set[str] = frozenset(), kind: str = "turn"):
     return RetrievedItem(
-        content="x",
-        covered_turn_ids=frozenset(turns),
-        session_ids=frozenset(sessions),
-        kind=kind,
-        tokens=tokens,
+        content="x", covered_turn_ids=frozenset(turns), session_ids=frozenset(sessions), kind=kind
     )
 
 
-def test_cuts() -> None:
-    items = [item(tokens=t) for t in (300, 400, 200, 50)]
-    assert first_k(items, 2) == items[:2]
-    assert first_k(items, 10) == items
-    # 300 + 400 = 700 ≤ 800; +200 would be 900 > 800 → stop, even though the 50-token item would fit
-    assert within_budget(items, 800) == items[:2]
-    assert within_budget(items, 700) == items[:2]
-    assert within_budget(items, 299) == []
-    assert within_budget(items, 10_000) == items
-    with pytest.raises(ValueError):
-        first_k(items, -1)
+def test_budget_stats() -> None:
+    stats = budget_stats([100.0, 300.0, 500.0, 501.0], 500)
+    assert stats == {
+        "budget": 500,
+        "n": 4,
+        "mean": 350.25,
+        "p50": 400.0,
+        "max": 501.0,
+        "over_budget": 1,  # 500 is within; 501 is over
+        "over_budget_pct": 25.0,
+    }
+    empty = budget_stats([], 500)
+    assert empty["n"] == 0 and empty["max"] is None and empty["over_budget_pct"] is None
 
 
 def test_evidence_recall() -> None:

@@ -11,9 +11,7 @@ from benchmarks.harness.run import BenchConfig, run_benchmark
 from benchmarks.harness.uniko_system import UnikoSystem
 from tests.unit.ingest._support import FakeEmbedder
 
-CONFIG = BenchConfig(
-    item_limits=(1, 3), token_budgets=(40, 200), containment_budgets=(200,), hit_rate_k=3, progress=False
-)
+CONFIG = BenchConfig(item_limits=(1, 3), token_budgets=(150, 400), hit_rate_k=3, progress=False)
 
 
 @pytest.fixture(autouse=True)
@@ -56,3 +54,8 @@ async def test_with_and_without_consolidation_in_one_run(data_dir: Path) -> None
     assert "sweep_errors" not in made["uniko-nosweep"].setup_stats
     assert "consolidation_failed" not in made["uniko-noconsol"].setup_stats
     assert {r.system for r in records} == set(names)
+    for n in names:  # every rendered text within its budget, and the bundle's own count is the harness's
+        assert report["systems"][n]["over_budget"] == 0
+        for stats in report["systems"][n]["rendered"].values():
+            assert stats["max"] <= stats["budget"] and stats["own_count_differs"] == 0
+    assert report["budget_violations"] == {}
