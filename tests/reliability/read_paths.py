@@ -612,6 +612,7 @@ NOT_READS: dict[str, str] = {
     "Store.redact": "write",
     "Store.set_meta": "write (engine metadata)",
     "Store.close": "lifecycle",
+    "Store.compact": "maintenance (makes deletions physical); returns nothing",
     "Store.dim": "the vector width; no node",
     "Store.generation": "a per-agent write counter; no node",
     "Store.agents": "the tenant names; no node content",

@@ -83,10 +83,11 @@ async def _carry_out(
             if await store.get(agent, sid) is not None:
                 await rebuild(sid)
                 report.sessions_rebuilt.append(sid)
-    # Before the journal lets go (a crash here compacts again on resume); a person's erasure
-    # rewrites the file, a turn's leaves the rewrite of page free space to the next one.
+    # Compacted before the journal lets go (a crash here compacts again on resume); a person's
+    # erasure rewrites the whole file, a turn's leaves the rewrite of pages' free space to the next.
     await store.compact(full=job.request.kind == "participant")
     await finish(store, agent, job)
+    await store.compact()  # the journal's own write leaves the WAL too (one segment: no merge)
     return report
 
 

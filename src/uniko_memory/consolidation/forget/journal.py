@@ -4,23 +4,29 @@
 committed meta write) before the first node is touched and removed once everything is done, so a job
 cut short (a crash, a failed write) is found and finished by the next open or the next forget.
 
-``forget.tombstones/<agent>``: the ids of participants whose hard forget completed. Participant ids
-are hashes of the agent and the normalised name, so the list holds no name; it lets a second hard
-forget of the same person report "nothing to do" where an id never seen raises ``NotFound``.
+``forget.tombstones/<agent>``: for each participant forgotten, their id and their person Entity's
+id (both hashes of the agent and the name, so no name is kept) and whether a hard forget completed.
+It lets a second hard forget report "nothing to do" where an id never seen raises ``NotFound``, and
+a later forget of a soft-forgotten person (whose name was blanked) still find their Entity.
 
 Callers serialise jobs per agent (the facade holds the agent's cycle lock around every forget).
 """
 
 from __future__ import annotations
 
-import json
-
-from pydantic import TypeAdapter
+from pydantic import BaseModel, TypeAdapter
 
 from ...store.protocol import Store
 from .model import ForgetJob
 
+
+class Tombstone(BaseModel):
+    entity: str | None = None
+    hard: bool = False
+
+
 _JOBS = TypeAdapter(list[ForgetJob])
+_STONES = TypeAdapter(dict[str, Tombstone])
 
 
 def journal_key(agent: str) -> str:
@@ -50,13 +56,19 @@ async def finish(store: Store, agent: str, job: ForgetJob) -> None:
     jobs = await pending_jobs(store, agent)
     if any(j.id == job.id for j in jobs):
         await _save(store, agent, [j for j in jobs if j.id != job.id])
-    if job.request.kind == "participant" and job.request.hard:
+    if job.request.kind == "participant":
         stones = await tombstones(store, agent)
-        fresh = sorted(set(stones) | set(job.request.targets))
+        fresh = dict(stones)
+        for pid in job.request.targets:
+            before = stones.get(pid)
+            fresh[pid] = Tombstone(
+                entity=job.plan.person_entity or (before.entity if before else None),
+                hard=job.request.hard or (before is not None and before.hard),
+            )
         if fresh != stones:
-            await store.set_meta(tombstone_key(agent), json.dumps(fresh))
+            await store.set_meta(tombstone_key(agent), _STONES.dump_json(fresh).decode())
 
 
-async def tombstones(store: Store, agent: str) -> list[str]:
+async def tombstones(store: Store, agent: str) -> dict[str, Tombstone]:
     raw = await store.get_meta(tombstone_key(agent))
-    return sorted(json.loads(raw)) if raw else []
+    return _STONES.validate_json(raw) if raw else {}

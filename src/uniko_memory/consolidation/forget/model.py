@@ -62,6 +62,8 @@ class ForgetPlan(BaseModel):
     delete_facts: bool = False
     #: Participants whose name is blanked on every redacted node naming them (soft forget).
     scrub_people: list[str] = Field(default_factory=list)
+    #: The forgotten participant's person Entity (kept in their tombstone: the name is blanked).
+    person_entity: str | None = None
     #: ``stable_hash`` of the names dropped from ``Session.participant_names``.
     name_keys: list[str] = Field(default_factory=list)
     messages: list[str] = Field(default_factory=list)

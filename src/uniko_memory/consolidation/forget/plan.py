@@ -31,6 +31,7 @@ from ...model.edges import Edge
 from ...model.ids import stable_hash
 from ...store.filters import Eq
 from ...store.protocol import Store
+from .journal import tombstones
 from .model import Bridge, ForgetPlan
 
 MAX_NODES = 1_000_000
@@ -271,24 +272,25 @@ async def plan_participant(
     sent_nodes = await store.find(
         agent, Tier.MESSAGE, Eq("participant", pid), limit=MAX_NODES, include_redacted=True
     )
-    if isinstance(person, Participant):
-        name = person.name
-    else:  # the Participant is gone (an older, interrupted forget): their messages still name them
-        named = [m for m in sent_nodes if isinstance(m, Message) and m.sender_name]
-        if not named:
-            return None
-        name = named[0].sender_name
-    sent = [m.id for m in sent_nodes if hard or not m.redacted]
+    named = [m.sender_name for m in sent_nodes if isinstance(m, Message) and m.sender_name]
+    name = person.name if isinstance(person, Participant) and person.name else (named[0] if named else "")
+    stone = (await tombstones(store, agent)).get(pid)
+    if name:
+        ent: str | None = entity_id(agent, name, "person")
+    elif isinstance(person, Participant):  # forgotten softly before: the name is blanked
+        ent = stone.entity if stone is not None else None
+    else:  # never stored, or gone (a completed hard forget)
+        return None
+    sent = [m.id for m in sent_nodes]
     spoken = [
         o.id
         for o in await store.find(
             agent, Tier.OBSERVATION, Eq("participant", pid), limit=MAX_NODES, include_redacted=hard
         )
     ]
-    ent = entity_id(agent, name, "person")
-    about_edges = await _in(store, agent, [pid, ent], EdgeType.ABOUT)
+    about_edges = await _in(store, agent, [pid, *([ent] if ent else [])], EdgeType.ABOUT)
     about_msgs: list[str] = []
-    if about:  # statements by others whose mentions resolve to the person
+    if about and ent:  # statements by others whose mentions resolve to the person
         mentions = await _in(store, agent, [ent], EdgeType.MENTIONS)
         by_others = await store.get_many(agent, sorted({e.src for e in mentions}))
         about_msgs = sorted(
@@ -305,14 +307,16 @@ async def plan_participant(
     extras = Extras(
         observations=sorted({*spoken, *(e.src for e in about_edges if e.src.startswith("obs_"))}),
         facts=sorted({e.src for e in about_edges if e.src.startswith("fct_")}),
-        entities=[ent] if await store.get(agent, ent) is not None else [],
+        entities=[ent] if ent and await store.get(agent, ent) is not None else [],
         episodes=recorded,
         participants=[pid] if person is not None else [],
         about_messages=about_msgs,
-        names=[name],
+        names=[name] if name else [],
         delete_facts=hard,
     )
-    return await plan_messages(store, agent, sorted({*sent, *about_msgs}), hard=hard, extras=extras)
+    plan = await plan_messages(store, agent, sorted({*sent, *about_msgs}), hard=hard, extras=extras)
+    plan.person_entity = ent
+    return plan
 
 
 def summary_ids(agent: str, sid: str) -> list[str]:
