@@ -1,7 +1,7 @@
 """The ``uniko`` command. Progress bars and printing live here, never in the engine.
 
-``uniko ingest FILE`` reads two formats, checking the whole file before anything is stored (an
-error names the line or record and nothing is written):
+``uniko ingest FILE`` reads two formats, parsing the whole file before anything is stored (a
+malformed file is an error that names the line or record, and nothing is written):
 
 - **LoCoMo JSON** (a list of conversations, or one): each conversation becomes an agent named
   after its ``sample_id``; ``session_<n>`` keeps its name; turn ``i`` of a session is timestamped
@@ -14,6 +14,10 @@ error names the line or record and nothing is written):
   ``<session>#<n>``, the n-th turn of that session in the file, so re-running a file is a no-op).
 
 Every turn is one ``observe`` (one transaction); replays of stored turns are counted, not errors.
+A turn the engine refuses (empty, over ``IngestConfig.max_turn_chars``, addressed to too many
+people, an id already stored with other content, ...) is reported with its record and skipped; the
+rest is stored and the command exits 1 (0 when every turn was stored). With ``--strict`` every
+turn is checked first and one refused turn stores nothing (exit 2).
 
 ``uniko ingest-doc FILE... --agent A`` stores documents (text, Markdown, HTML, PDF) as artifacts
 (``Agent.ingest_artifact``); a file whose text cannot be extracted is stored, reported, and exits 1.
@@ -35,7 +39,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from importlib import resources
 from pathlib import Path
@@ -89,17 +93,27 @@ class InputTurn:
         return Turn(sender=self.sender, content=self.text, at=self.at, addressed_to=self.to, id=self.id)
 
 
-def check_turns(turns: Sequence[InputTurn], max_chars: int) -> None:
-    """The engine's per-turn checks (empty content, size limit), run before anything is stored."""
+def check_turns(turns: Sequence[InputTurn], limits: Any) -> None:
+    """The engine's per-turn checks (``IngestConfig`` limits), run before anything is stored."""
     from .errors import ValidationError
-    from .ingest.turn import check_turn
+    from .ingest.turn import check_session_id, check_turn
 
     for t in turns:
         try:
-            check_turn(t.turn(), max_chars)
+            check_session_id(t.session)
+            check_turn(
+                t.turn(),
+                limits.max_turn_chars,
+                max_metadata_bytes=limits.max_metadata_bytes,
+                max_addressed_to=limits.max_addressed_to,
+            )
         except (ValidationError, ValueError) as exc:
-            msg = str(exc).replace("turn 0 ", "turn ", 1)
-            raise InputError(f"{t.where} (turn id {t.id!r}): {msg}") from None
+            raise InputError(f"{t.where} (turn id {t.id!r}): {_reason(exc)}") from None
+
+
+def _reason(exc: Exception) -> str:
+    """An engine error about one turn, without the unit-relative "turn 0" it starts with."""
+    return " ".join(str(exc).replace("turn 0 ", "turn ", 1).split())
 
 
 def load_sample() -> list[dict[str, Any]]:
@@ -352,6 +366,21 @@ class _Progress:
 
 
 # ---------------------------------------------------------------------------------- ingest
+@dataclass(frozen=True)
+class RejectedTurn:
+    """A turn the engine refused: where it is in the input, and why."""
+
+    position: int  # index in the input, 0-based
+    where: str  # "line 12", "conv-26 session_3 turn 4"
+    id: str
+    agent: str
+    session: str
+    reason: str
+
+    def describe(self) -> str:
+        return f"{self.where} (turn id {self.id!r}): {self.reason}"
+
+
 @dataclass
 class IngestSummary:
     turns: int = 0
@@ -359,6 +388,8 @@ class IngestSummary:
     replays: int = 0
     sessions: int = 0
     seconds: float = 0.0
+    #: Turns refused and skipped (the rest was stored), in input order.
+    rejected: list[RejectedTurn] = field(default_factory=list)
 
 
 async def ingest_turns(
@@ -367,18 +398,31 @@ async def ingest_turns(
     *,
     finalize: bool = True,
     progress: Callable[[InputTurn], None] | None = None,
+    strict: bool = False,
 ) -> IngestSummary:
-    """Observe every turn (one transaction each), flush P3/P7a, finalise the touched sessions."""
-    from .errors import UnikoError
+    """Observe every turn (one transaction each), flush P3/P7a, finalise the touched sessions.
+
+    A turn the engine refuses (a ``ValidationError`` or ``IdConflict`` about that turn) is
+    recorded in ``rejected`` and the next one follows; with ``strict`` it raises ``InputError``
+    naming its record instead. Any other error (the store failing, the engine closing) stops the
+    run: it is not about one turn.
+    """
+    from .errors import IdConflict, ValidationError
 
     summary = IngestSummary(turns=len(turns))
     t0 = time.perf_counter()
     touched: dict[tuple[str, str], None] = {}
-    for t in turns:
+    for position, t in enumerate(turns):
         try:
             result = await uni.agent(t.agent).session(t.session).observe(t.turn())
-        except (UnikoError, ValueError) as exc:
-            raise InputError(f"{t.where} (turn id {t.id!r}): {exc}") from None
+        except (ValidationError, IdConflict, ValueError) as exc:
+            rejected = RejectedTurn(position, t.where, t.id, t.agent, t.session, _reason(exc))
+            if strict:
+                raise InputError(rejected.describe()) from None
+            summary.rejected.append(rejected)
+            if progress is not None:
+                progress(t)
+            continue
         summary.replays += result.was_replay
         summary.stored += not result.was_replay
         touched[(t.agent, t.session)] = None
@@ -403,22 +447,39 @@ async def _print_tiers(store: Any, agents: Sequence[str]) -> None:
                 _out(f"  {tier.value:<20} {n}")
 
 
+#: Rejected turns listed one by one on stderr; beyond this many, only their count.
+MAX_REJECTED_SHOWN = 50
+
+
 async def ingest(
-    path: Path, db: Path, agent: str | None, fmt: str, finalize: bool, plain: bool = False
+    path: Path,
+    db: Path,
+    agent: str | None,
+    fmt: str,
+    finalize: bool,
+    plain: bool = False,
+    strict: bool = False,
 ) -> int:
     from .config import UnikoConfig
     from .facade import Uniko
 
-    # Fail on a malformed file or a turn the engine would refuse before opening anything.
+    # Fail on a malformed file before opening anything; with --strict, on a turn the engine
+    # would refuse too (otherwise such a turn is reported and skipped).
     turns = read_turns(path, fmt, agent)
-    check_turns(turns, UnikoConfig().ingest.max_turn_chars)
+    config = UnikoConfig()
+    if strict:
+        check_turns(turns, config.ingest)
     agents = list(dict.fromkeys(t.agent for t in turns))
     _out(f"read {len(turns)} turns for {len(agents)} agent(s) from {path}")
-    uni = await Uniko.open(db)
+    uni = await Uniko.open(db, config)
     try:
         with _Progress(len(turns), "ingest", plain=plain) as bar:
             summary = await ingest_turns(
-                uni, turns, finalize=finalize, progress=lambda t: bar.advance(1, f"ingest {t.agent}")
+                uni,
+                turns,
+                finalize=finalize,
+                progress=lambda t: bar.advance(1, f"ingest {t.agent}"),
+                strict=strict,
             )
         rate = summary.turns / summary.seconds if summary.seconds else 0.0
         _out(
@@ -429,6 +490,16 @@ async def ingest(
         await _print_tiers(uni.kb.store, agents)
     finally:
         await uni.close()
+    if summary.rejected:
+        for r in summary.rejected[:MAX_REJECTED_SHOWN]:
+            _err(f"uniko ingest: rejected {r.describe()}")
+        more = len(summary.rejected) - MAX_REJECTED_SHOWN
+        _err(
+            f"uniko ingest: {len(summary.rejected)} of {summary.turns} turns rejected and skipped"
+            + (f" ({more} not listed)" if more > 0 else "")
+            + "; the rest was stored (--strict stores nothing when a turn is refused)"
+        )
+        return 1
     return 0
 
 
@@ -628,6 +699,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "ingest",
         help="ingest a LoCoMo JSON file or a JSONL file of turns",
         description="Ingest conversations into an embedded store (see `uniko_memory.cli` for the formats).",
+        epilog="A turn the engine refuses (empty, too long, addressed to too many people, an id already "
+        "stored with other content) is reported on stderr with its line or record and skipped; the rest is "
+        "stored. Exit status: 0 every turn stored (or already stored), 1 some turns rejected and the rest "
+        "stored, 2 the file is malformed, or with --strict a turn would be refused (nothing stored).",
     )
     p_ing.add_argument("file", type=Path)
     p_ing.add_argument(
@@ -646,6 +721,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="finalise every touched session afterwards (transcript chunks, summary); default on",
     )
     p_ing.add_argument("--plain", action="store_true", help="plain progress lines instead of a progress bar")
+    p_ing.add_argument(
+        "--strict",
+        action="store_true",
+        help="check every turn first and store nothing if one would be refused (default: report and skip it)",
+    )
     p_doc = sub.add_parser(
         "ingest-doc",
         help="store documents (text, Markdown, HTML, PDF) as artifacts",
@@ -672,7 +752,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         try:
             return asyncio.run(
-                ingest(args.file, args.path, args.agent, args.format, args.finalize, args.plain)
+                ingest(args.file, args.path, args.agent, args.format, args.finalize, args.plain, args.strict)
             )
         except InputError as exc:
             _err(f"uniko ingest: {exc}")

@@ -50,8 +50,12 @@ class ChunkingConfig(_Group):
 
 
 class IngestConfig(_Group):
-    #: Turns longer than this are refused (split them, or ingest the text as an artifact).
-    max_turn_chars: int = Field(200_000, ge=1)
+    #: Turns longer than this are refused (store the text as an artifact, or split it into turns).
+    #: A turn over ``ChunkingConfig.message_chunk_threshold`` tokens is kept whole but analysed,
+    #: embedded and recalled per passage (its chunks), in time and memory linear in its length.
+    max_turn_chars: int = Field(2_000_000, ge=1)
+    #: The most participants one turn may be addressed to (each becomes a Participant).
+    max_addressed_to: int = Field(64, ge=0)
     #: The most turns one multi-turn unit may carry.
     max_unit_turns: int = Field(1_000, ge=1)
     #: A turn's metadata may take at most this many bytes serialised as JSON (64 KiB).

@@ -53,6 +53,7 @@ from tests.reliability.read_paths import (
 from uniko_memory.errors import NotFound
 from uniko_memory.ingest import Turn
 from uniko_memory.model import Tier, Viewer, message_id
+from uniko_memory.store.filters import Eq
 
 if TYPE_CHECKING:
     from tests.reliability.conftest import Backend
@@ -95,6 +96,15 @@ QUESTIONS = (
     "Who works at Google in Paris?",
     "What happened at Lake Tahoe?",
     "What did Ben buy last week?",
+)
+#: A turn long enough to be stored with passages (its ``message`` chunks, searched and quoted on
+#: their own: ``recall.passages``), with its marker in a passage in the middle.
+LONG_TEMPLATE = "\n\n".join(
+    [
+        " ".join(f"The river barge number {i} carried grain past the old mill." for i in range(60)),
+        "My kayak {m} is moored at Lake Tahoe near the Google office.",
+        " ".join(f"The harbour crane number {i} lifted timber onto the quay." for i in range(60)),
+    ]
 )
 T0 = datetime(2023, 5, 7, 9, 0, tzinfo=UTC)
 LG_NAMESPACE = "lg"
@@ -445,7 +455,12 @@ def build_fixed_world(backend: Backend) -> World:
             await w.lg_put(agent, "k1")
             for i, visibility in enumerate(("public", "private:Ana", "team:blue")):
                 await w.ingest_artifact(agent, i, visibility)
+            for i, visibility in enumerate(("public", "private:Ben", "team:red")):
+                long_word = await w.observe(agent, 1, PEOPLE[i], LONG_TEMPLATE, visibility, PEOPLE[i - 1])
+            await w.forget_turn(long_word, hard=agent == "a2")  # a forgotten turn's passages too
         await w.settle()
+        passages = await w.uni.kb.store.find("a1", Tier.CHUNK, Eq("chunk_type", "message"), limit=1000)
+        assert len({c.parent_id for c in passages if not c.redacted}) == 2  # the live long turns
         a1 = w.live("a1")
         await w.forget_turn(a1[0], hard=False)
         await w.forget_turn(a1[5], hard=True)

@@ -40,8 +40,8 @@ from ..security import describe, scanner_for
 from ..store.protocol import Store, UnitOfWork
 from ..tokens import count_tokens
 from .chunk_nodes import put_chunks
-from .chunking import chunk_text
-from .turn import Turn, check_turn, turn_time
+from .chunking import chunk_text, passage_spans
+from .turn import Turn, check_session_id, check_turn, turn_time
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +88,11 @@ class PostIngestItem:
     entity_ids: dict[str, str] = field(default_factory=dict)  # canonical key -> entity node id
     participant_ids: dict[str, str] = field(default_factory=dict)  # canonical name -> participant id
     chunk_ids: list[str] = field(default_factory=list)
+    #: A long turn is analysed per passage: the non-overlapping ``(start, end)`` spans of its text
+    #: (``chunking.passage_spans`` of its chunks) and, kept from P2 for P3, one analysis each
+    #: (``analysis`` stays None). Empty for a turn analysed whole.
+    passage_spans: list[tuple[int, int]] = field(default_factory=list)
+    passage_analyses: list[Any] = field(default_factory=list)
 
 
 @dataclass
@@ -100,6 +105,8 @@ class _Prepared:
     analysis: Any = None
     entities: list[Any] = field(default_factory=list)
     chunks: list[Any] = field(default_factory=list)
+    spans: list[tuple[int, int]] = field(default_factory=list)
+    analyses: list[Any] = field(default_factory=list)
 
 
 class _PrefetchedUnit:
@@ -233,8 +240,7 @@ class AtomicIngest:
         return list(dict.fromkeys(ids))
 
     def _validate(self, session_external: str, turns: Sequence[Turn]) -> list[_Prepared]:
-        if not isinstance(session_external, str) or not session_external.strip():
-            raise ValidationError("session id must be a non-empty string")
+        check_session_id(session_external)
         if not turns:
             raise ValidationError("a unit needs at least one turn")
         limits = self.config.ingest
@@ -249,7 +255,13 @@ class AtomicIngest:
         for i, turn in enumerate(turns):
             if not isinstance(turn, Turn):
                 raise ValidationError(f"turn {i} is a {type(turn).__name__}, expected Turn")
-            check_turn(turn, limits.max_turn_chars, i, max_metadata_bytes=limits.max_metadata_bytes)
+            check_turn(
+                turn,
+                limits.max_turn_chars,
+                i,
+                max_metadata_bytes=limits.max_metadata_bytes,
+                max_addressed_to=limits.max_addressed_to,
+            )
             turn, redacted = self._redact(turn)
             at = turn_time(turn, now)
             ext = turn.id or derived_message_id(session_external, turn, at, i)
@@ -326,25 +338,42 @@ class AtomicIngest:
     def _extract(self, prepared: list[_Prepared], names: list[str]) -> None:
         """P2: one NLP pass over the unit's texts, then the NER cascade per turn (CPU, no store).
 
+        A turn over ``ChunkingConfig.message_chunk_threshold`` tokens is split into passages (its
+        chunks) and analysed per passage (``chunking.passage_spans``: no text twice), so time and
+        memory stay linear in its length; its entities are the passages' mentions, merged.
         The pass is shallow when the pipeline offers it (no dependency parse or lemmas, which NER
         does not use); P3 completes the kept analyses off this path (``NlpPipeline.complete``).
         """
-        from ..nlp.ner import extract
+        from ..nlp.ner import deduplicate, extract
 
-        analyze = getattr(self.nlp, "analyze_shallow", None) or self.nlp.analyze
-        analyses = analyze([p.turn.content for p in prepared])
-        strict = self.config.nlp.entity_strict_admission
         cfg = self.config.chunking
-        for p, analysis in zip(prepared, analyses, strict=True):
-            p.analysis = analysis
-            p.entities = extract(analysis, names, reference=p.at, strict=strict).entities
-            if count_tokens(p.turn.content) > cfg.message_chunk_threshold:
+        texts: list[str] = []
+        for p in prepared:
+            content = p.turn.content
+            if count_tokens(content) > cfg.message_chunk_threshold:
                 p.chunks = chunk_text(
-                    p.turn.content,
+                    content,
                     max_tokens=cfg.max_chunk_tokens,
                     min_tokens=cfg.min_chunk_tokens,
                     overlap=cfg.overlap(),
                 )
+                p.spans = passage_spans(p.chunks)
+                texts.extend(content[a:b] for a, b in p.spans)
+            else:
+                texts.append(content)
+        analyze = getattr(self.nlp, "analyze_shallow", None) or self.nlp.analyze
+        analyses = iter(analyze(texts))
+        strict = self.config.nlp.entity_strict_admission
+        for p in prepared:
+            if not p.spans:
+                p.analysis = next(analyses)
+                p.entities = extract(p.analysis, names, reference=p.at, strict=strict).entities
+                continue
+            p.analyses = [next(analyses) for _ in p.spans]
+            mentions = [
+                m for a in p.analyses for m in extract(a, names, reference=p.at, strict=strict).mentions
+            ]
+            p.entities = deduplicate(mentions)
 
     def _upsert_session(
         self,
@@ -458,7 +487,7 @@ class AtomicIngest:
             parent_id=msg.id,
             parent_tier=Tier.MESSAGE,
             chunk_type="message",
-            chunks=[(c, {}) for c in p.chunks],
+            chunks=[(c, {"speaker": t.display_name}) for c in p.chunks],
             session_id=sid,
             at=p.at,
             visibility=msg.visibility,
@@ -474,6 +503,8 @@ class AtomicIngest:
             entity_ids=entity_ids,
             participant_ids=names,
             chunk_ids=chunk_ids,
+            passage_spans=list(p.spans),
+            passage_analyses=list(p.analyses),
         )
 
     def _result(

@@ -2,6 +2,11 @@
 
 Both steps re-check their source under the write unit: a turn deleted or redacted while its
 post-ingest work was queued never gets observations or an embedding (nothing resurfaces).
+
+A long turn (one with passages: its ``message`` chunks) is worked on per passage: observations are
+drawn from each passage's analysis in order (one pronoun state across them), and only the
+passages are embedded; the Message's vector is the normalised mean of its passages' vectors, so
+no model ever reads the whole text and the cost stays linear in its length.
 """
 
 from __future__ import annotations
@@ -14,9 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from ..model import Edge, EdgeType, Message, Observation, Tier, make_id
+from ..model import Chunk, Edge, EdgeType, Message, Observation, Tier, make_id
 from ..store.protocol import Store
 from .atomic import PostIngestItem
+from .chunking import passage_spans
 
 
 @dataclass
@@ -90,52 +96,89 @@ class PostIngest:
     async def _drafts(self, items: Sequence[PostIngestItem]) -> list[list[Any]]:
         from ..nlp.observations import PronounState, extract_observations
 
+        await self._passages(items)
         if self.extractor is not None:
             results = []
             for it in items:
                 state = self._state(it, PronounState)
-                results.append(
-                    await self.extractor.extract(
-                        it.message.content, it.speaker, it.addressee, it.message.timestamp, state
+                found: list[Any] = []
+                for text in _unit_texts(it):
+                    found.extend(
+                        await self.extractor.extract(
+                            text, it.speaker, it.addressee, it.message.timestamp, state
+                        )
                     )
-                )
+                results.append(found)
             return results
 
         def run() -> list[list[Any]]:
             self._complete_analyses(items)
-            return [
-                extract_observations(
-                    it.analysis,
-                    speaker=it.speaker,
-                    addressee=it.addressee,
-                    timestamp=it.message.timestamp,
-                    state=self._state(it, PronounState),
-                )
-                for it in items
-            ]
+            out = []
+            for it in items:
+                state = self._state(it, PronounState)
+                found: list[Any] = []
+                for analysis in it.passage_analyses if it.passage_spans else [it.analysis]:
+                    found.extend(
+                        extract_observations(
+                            analysis,
+                            speaker=it.speaker,
+                            addressee=it.addressee,
+                            timestamp=it.message.timestamp,
+                            state=state,
+                        )
+                    )
+                out.append(found)
+            return out
 
         return await asyncio.to_thread(run)
 
-    def _complete_analyses(self, items: Sequence[PostIngestItem]) -> None:
-        """Give every item a full analysis (with the dependency parse the rules need), in batches.
+    async def _passages(self, items: Sequence[PostIngestItem]) -> None:
+        """Passage spans for long turns rebuilt from the store (recovery, dead-letter retries):
+        an item with chunks but no spans gets them from its stored ``message`` chunks."""
+        todo = [it for it in items if it.chunk_ids and not it.passage_spans]
+        if not todo:
+            return
+        agent = todo[0].agent
+        nodes = await self.store.get_many(agent, [cid for it in todo for cid in it.chunk_ids])
+        for it in todo:
+            chunks = [
+                n
+                for cid in it.chunk_ids
+                if isinstance(n := nodes.get(cid), Chunk) and n.chunk_type == "message" and not n.redacted
+            ]
+            it.passage_spans = passage_spans(chunks)
+            it.passage_analyses = []
 
-        P2 keeps a shallow analysis (``NlpPipeline.analyze_shallow``): it is completed here on its
-        kept ``Doc``. Items without one (recovery after a restart) are analysed from scratch.
+    def _complete_analyses(self, items: Sequence[PostIngestItem]) -> None:
+        """Give every item a full analysis (with the dependency parse the rules need), in batches;
+        a long turn one per passage.
+
+        P2 keeps shallow analyses (``NlpPipeline.analyze_shallow``): they are completed here on
+        their kept ``Doc``s. Items without them (recovery after a restart) are analysed afresh.
         """
-        missing = [it for it in items if it.analysis is None]
+        units: list[tuple[PostIngestItem, int]] = []  # (item, passage index; -1: the whole turn)
+        for it in items:
+            if it.passage_spans:
+                if len(it.passage_analyses) != len(it.passage_spans):
+                    it.passage_analyses = [None] * len(it.passage_spans)
+                units.extend((it, j) for j in range(len(it.passage_spans)))
+            else:
+                units.append((it, -1))
+        missing = [u for u in units if _unit_analysis(*u) is None]
         if missing:
-            for it, a in zip(missing, self.nlp.analyze([it.message.content for it in missing]), strict=True):
-                it.analysis = a
-        shallow = [it for it in items if getattr(it.analysis, "shallow", False)]
+            fresh = self.nlp.analyze([_unit_text(*u) for u in missing])
+            for u, a in zip(missing, fresh, strict=True):
+                _set_unit_analysis(*u, a)
+        shallow = [u for u in units if getattr(_unit_analysis(*u), "shallow", False)]
         if not shallow:
             return
         complete = getattr(self.nlp, "complete", None)
         if complete is not None:
-            done = complete([it.analysis for it in shallow])
+            done = complete([_unit_analysis(*u) for u in shallow])
         else:  # an NLP backend without two stages: analyse again
-            done = self.nlp.analyze([it.message.content for it in shallow])
-        for it, a in zip(shallow, done, strict=True):
-            it.analysis = a
+            done = self.nlp.analyze([_unit_text(*u) for u in shallow])
+        for u, a in zip(shallow, done, strict=True):
+            _set_unit_analysis(*u, a)
 
     def _state(self, it: PostIngestItem, factory: Any) -> Any:
         key = (it.agent, it.message.session_id)
@@ -165,7 +208,8 @@ class PostIngest:
     ) -> int:
         if self.embedder is None:
             return 0
-        wanted: list[tuple[str, Tier]] = [(it.message.id, Tier.MESSAGE) for it in items]
+        # A long turn's own vector is its passages' mean (below): its text is never embedded whole.
+        wanted: list[tuple[str, Tier]] = [(it.message.id, Tier.MESSAGE) for it in items if not it.chunk_ids]
         wanted += [(o.id, Tier.OBSERVATION) for o in observations]
         wanted += [(cid, Tier.CHUNK) for it in items for cid in it.chunk_ids]
         entity_ids = sorted({eid for it in items for eid in it.entity_ids.values()})
@@ -178,11 +222,47 @@ class PostIngest:
             vectors = await self.embedder.embed_documents(texts)
         else:
             vectors = np.zeros((0, 0), dtype=np.float32)
+        by_id = {nid: vec for (nid, _), vec in zip(todo, vectors, strict=True)}
+        means = {}
+        for it in items:
+            passages = [by_id[cid] for cid in it.chunk_ids if cid in by_id]
+            if passages:
+                mean = np.mean(np.stack(passages), axis=0)
+                norm = float(np.linalg.norm(mean))
+                if norm > 1e-12:
+                    means[it.message.id] = (mean / norm).astype(np.float32)
         async with self.store.unit(agent) as u:
             for (nid, tier), vec in zip(todo, vectors, strict=True):
                 u.set_vector(nid, tier, vec)  # skipped by the store if the node is gone or redacted
+            for nid, vec in means.items():
+                u.set_vector(nid, Tier.MESSAGE, vec)
             for it in items:
                 current = await u.get(it.message.id)
                 if isinstance(current, Message) and not current.redacted and not current.post_ingest_done:
                     u.put(current.model_copy(update={"post_ingest_done": True}))
-        return len(todo)
+        return len(todo) + len(means)
+
+
+def _unit_texts(it: PostIngestItem) -> list[str]:
+    """The texts a turn is worked on in: its passages, or its whole content."""
+    if not it.passage_spans:
+        return [it.message.content]
+    return [it.message.content[a:b] for a, b in it.passage_spans]
+
+
+def _unit_text(it: PostIngestItem, j: int) -> str:
+    if j < 0:
+        return it.message.content
+    a, b = it.passage_spans[j]
+    return it.message.content[a:b]
+
+
+def _unit_analysis(it: PostIngestItem, j: int) -> Any:
+    return it.analysis if j < 0 else it.passage_analyses[j]
+
+
+def _set_unit_analysis(it: PostIngestItem, j: int, analysis: Any) -> None:
+    if j < 0:
+        it.analysis = analysis
+    else:
+        it.passage_analyses[j] = analysis

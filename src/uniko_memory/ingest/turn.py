@@ -2,9 +2,11 @@
 
 Documented normalisations (never silent data loss): naive datetimes are UTC; lone surrogates become
 U+FFFD; C0/C1 control characters other than tab and newline are removed; line endings become
-``\\n``. Empty or whitespace-only content, content over the configured size limit, and metadata
-over its limit (bytes of JSON) or not serialisable as JSON, are ``ValidationError``s that name the
-turn and the config field.
+``\\n``. Empty or whitespace-only content, content over the configured size limit, more
+``addressed_to`` names than ``IngestConfig.max_addressed_to``, and metadata over its limit (bytes
+of JSON) or not serialisable as JSON, are ``ValidationError``s that name the turn and the config
+field. Every id (``sender``, each ``addressed_to`` name, the turn id, the session id) and
+``sender_name`` is at most ``MAX_ID_CHARS`` characters, as a stored node's id is.
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ from pydantic_core import PydanticSerializationError, to_json
 from ..errors import ValidationError
 from ..model.time import UtcDatetime
 from ..model.visibility import PUBLIC
+
+#: The longest id, participant name or session id (a stored node's id has the same limit).
+MAX_ID_CHARS = 256
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -36,12 +41,12 @@ class Turn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    sender: str = Field(min_length=1, max_length=256)
+    sender: str = Field(min_length=1, max_length=MAX_ID_CHARS)
     content: str
     at: UtcDatetime | None = None
     addressed_to: list[str] = Field(default_factory=list)
-    id: str | None = Field(default=None, min_length=1, max_length=256)
-    sender_name: str | None = None
+    id: str | None = Field(default=None, min_length=1, max_length=MAX_ID_CHARS)
+    sender_name: str | None = Field(default=None, max_length=MAX_ID_CHARS)
     metadata: dict[str, Any] = Field(default_factory=dict)
     content_type: str = "text"
     category: str | None = None
@@ -62,7 +67,13 @@ class Turn(BaseModel):
             if not v:
                 raise ValueError("participant ids must not be blank")
             return v
-        return [s.strip() for s in v if s and s.strip()]
+        names = [s.strip() for s in v if s and s.strip()]
+        for name in names:
+            if len(name) > MAX_ID_CHARS:
+                raise ValueError(
+                    f"an addressed_to name has {len(name):,} characters, over the limit of {MAX_ID_CHARS}"
+                )
+        return names
 
     @field_validator("content")
     @classmethod
@@ -75,15 +86,27 @@ class Turn(BaseModel):
 
 
 def check_turn(
-    turn: Turn, max_chars: int, position: int = 0, *, max_metadata_bytes: int | None = None
+    turn: Turn,
+    max_chars: int,
+    position: int = 0,
+    *,
+    max_metadata_bytes: int | None = None,
+    max_addressed_to: int | None = None,
 ) -> None:
+    """The per-turn limits, before anything is stored (``ValidationError`` naming the config field)."""
     label = f"turn {position}" + (f" (id {turn.id!r})" if turn.id else "")
-    if not turn.content.strip():
-        raise ValidationError(f"{label} has empty content; nothing to remember")
     if len(turn.content) > max_chars:
         raise ValidationError(
             f"{label} has {len(turn.content):,} characters, over the limit of {max_chars:,} "
-            "(IngestConfig.max_turn_chars); split it into turns or ingest it as an artifact"
+            "(IngestConfig.max_turn_chars); store a document this long with Agent.ingest_artifact "
+            "(`uniko ingest-doc`), or split it into turns"
+        )
+    if not turn.content.strip():
+        raise ValidationError(f"{label} has empty content; nothing to remember")
+    if max_addressed_to is not None and len(turn.addressed_to) > max_addressed_to:
+        raise ValidationError(
+            f"{label} is addressed to {len(turn.addressed_to):,} participants, over the limit of "
+            f"{max_addressed_to:,} (IngestConfig.max_addressed_to)"
         )
     if max_metadata_bytes is not None and turn.metadata:
         size = metadata_bytes(turn.metadata, label)
@@ -92,6 +115,16 @@ def check_turn(
                 f"{label} has {size:,} bytes of metadata (as JSON), over the limit of "
                 f"{max_metadata_bytes:,} (IngestConfig.max_metadata_bytes); store large data as an artifact"
             )
+
+
+def check_session_id(session_external: object) -> None:
+    """A session id is a non-empty string of at most ``MAX_ID_CHARS`` characters."""
+    if not isinstance(session_external, str) or not session_external.strip():
+        raise ValidationError("session id must be a non-empty string")
+    if len(session_external) > MAX_ID_CHARS:
+        raise ValidationError(
+            f"the session id has {len(session_external):,} characters, over the limit of {MAX_ID_CHARS}"
+        )
 
 
 def metadata_bytes(metadata: dict[str, Any], label: str = "turn") -> int:

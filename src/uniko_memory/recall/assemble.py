@@ -75,6 +75,20 @@ def node_to_item(node: Node, score: float, channels: list[str]) -> RecallItem | 
             sources=[RecallSource(message_id=node.message_id)] if node.message_id else [],
             channels=channels,
         )
+    if isinstance(node, Chunk) and node.chunk_type == "message":
+        # A passage of a long Message: its words, its speaker, its time (recall.passages).
+        speaker = node.metadata.get("speaker")
+        return RecallItem(
+            node_id=node.id,
+            kind="passage",
+            score=score,
+            content=node.text,
+            rendered=date_label(node.start_time) + (f"{speaker}: " if speaker else "") + node.text,
+            timestamp=node.start_time,
+            session_id=node.session_id,
+            sources=[RecallSource(message_id=m, chunk_id=node.id) for m in node.covered_ids],
+            channels=channels,
+        )
     if isinstance(node, Chunk):
         msg_ids = list(node.metadata.get("source_message_ids") or node.covered_ids)
         if node.parent_tier.value == "artifact":
@@ -141,7 +155,7 @@ def node_to_item(node: Node, score: float, channels: list[str]) -> RecallItem | 
 
 def finish_render(item: RecallItem) -> None:
     """Resolve relative dates in raw text (only for items that may enter the bundle) and count tokens."""
-    if item.kind in ("message", "chunk") and item.timestamp is not None:
+    if item.kind in ("message", "passage", "chunk") and item.timestamp is not None:
         label = date_label(item.timestamp, item.end_timestamp if item.kind == "chunk" else None)
         body = item.rendered[len(label) :] if item.rendered.startswith(label) else item.rendered
         item.rendered = label + with_absolute_dates(body, item.timestamp)

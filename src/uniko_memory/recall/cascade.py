@@ -30,6 +30,7 @@ from .coverage import compute_coverage
 from .graph import neighbourhood, personalized_pagerank, top_evidence
 from .intent import IntentProfile
 from .items import ContextBundle, RecallItem, RecallSource
+from .passages import quote_passages
 from .scope import OutOfScope, Scope
 
 #: How many tiers each phase can return (the diversity denominator of its coverage).
@@ -188,6 +189,10 @@ class Cascade:
             "message_vec": self._vector(Tier.MESSAGE, c.breadth(c.phase2_message_k)),
             "observation_bm25": self._text(Tier.OBSERVATION, c.breadth(c.phase2_observation_k)),
             "message_bm25": self._text(Tier.MESSAGE, c.breadth(c.phase2_message_k)),
+            # Passages of long Messages (recall.passages): their words, searchable as themselves.
+            "message_chunks": self._hybrid(
+                Tier.CHUNK, c.breadth(c.phase2_message_k), Eq("chunk_type", "message"), "keywords"
+            ),
         }
         for pid in it.participant_ids[:2]:  # the named people's own words and statements
             text, vec = it.without_name.get(pid, ("", None)) if c.speaker_query_without_name else ("", None)
@@ -426,6 +431,7 @@ async def _finish(
     cfg = cas.cfg
     if cfg.phase1_strategy == "boost" and not phase1_only:
         ranked = await _boost(cas, ranked)
+    ranked = await quote_passages(cas, ranked[:MAX_BUNDLE_CANDIDATES])
     items: list[RecallItem] = []
     for cand in ranked[:MAX_BUNDLE_CANDIDATES]:
         item = node_to_item(

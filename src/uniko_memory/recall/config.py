@@ -136,6 +136,9 @@ class RecallConfig(BaseModel):
     chunk_budget_share: float = Field(0.25, ge=0.0, le=1.0)
     #: Whether a chunk's rank also ranks the Messages it carries (weight: channel_weights["chunk_messages"]).
     chunk_to_message: bool = True
+    #: A Message longer than this (characters) is quoted by its best passage, if it has passages
+    #: (``recall.passages``); from ``ChunkingConfig.message_chunk_threshold`` (tokens <= characters).
+    passage_min_chars: int = Field(1024, ge=0)
     explain: bool = False
     use_cache: bool = True
 
@@ -172,6 +175,7 @@ class RecallConfig(BaseModel):
             "drift_override_enabled": r.drift_override_enabled,
             "reranker_enabled": cfg.models.reranker_enabled,
             "reranker_top_n": cfg.models.reranker_top_n,
+            "passage_min_chars": cfg.chunking.message_chunk_threshold,
         }
         if r.per_variant_limit:
             data["phase3_session_chunk_k"] = r.per_variant_limit

@@ -12,7 +12,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..model.time import UtcDatetime
 from ..security.normalise import is_ignorable
 
-RecallKind = Literal["fact", "procedure", "topic", "episode", "observation", "message", "chunk", "summary"]
+#: "passage": part of a long Message (one of its ``message`` chunks), quoted instead of the whole.
+RecallKind = Literal[
+    "fact", "procedure", "topic", "episode", "observation", "message", "passage", "chunk", "summary"
+]
 
 
 class RecallSource(BaseModel):

@@ -156,10 +156,16 @@ def test_turn_the_engine_refuses_is_reported_with_its_record(
         '{"session": "s", "sender": "a", "text": "fine"}\n{"session": "s", "sender": "a", "text": "\\u0000"}\n'
     )
     db = tmp_path / "x.db"
-    assert cli.main(["ingest", str(bad), "--path", str(db), "--plain"]) == 2
+    assert cli.main(["ingest", str(bad), "--path", str(db), "--plain", "--strict"]) == 2
     err = capsys.readouterr().err
     assert "line 2 (turn id 's#1')" in err and "empty content" in err
-    assert not db.exists()  # the engine's checks run before anything is stored
+    assert not db.exists()  # --strict: the engine's checks run before anything is stored
+    # Without --strict the refused turn is reported and skipped, and the rest is stored.
+    assert cli.main(["ingest", str(bad), "--path", str(db), "--plain"]) == 1
+    err = capsys.readouterr().err
+    assert "rejected line 2 (turn id 's#1')" in err and "empty content" in err
+    assert "1 of 2 turns rejected" in err
+    assert [m.external_id for m in _stored(db, "default")[0]] == ["s#0"]
 
 
 def test_id_conflict_is_reported_with_its_record(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -167,10 +173,67 @@ def test_id_conflict_is_reported_with_its_record(tmp_path: Path, capsys: pytest.
     first = tmp_path / "first.jsonl"
     first.write_text('{"session": "s", "sender": "a", "text": "original", "id": "t1"}\n')
     assert cli.main(["ingest", str(first), "--path", str(db), "--plain"]) == 0
-    first.write_text('{"session": "s", "sender": "a", "text": "edited", "id": "t1"}\n')
-    assert cli.main(["ingest", str(first), "--path", str(db), "--plain"]) == 2
+    first.write_text(
+        '{"session": "s", "sender": "a", "text": "edited", "id": "t1"}\n'
+        '{"session": "s", "sender": "a", "text": "new", "id": "t2"}\n'
+    )
+    assert cli.main(["ingest", str(first), "--path", str(db), "--plain"]) == 1
     err = capsys.readouterr().err
     assert "line 1 (turn id 't1')" in err and "different content" in err
+    assert [m.content for m in _stored(db, "default")[0]] == ["original", "new"]
+    assert cli.main(["ingest", str(first), "--path", str(db), "--plain", "--strict"]) == 2
+    assert "line 1 (turn id 't1')" in capsys.readouterr().err
+
+
+def test_bulk_ingest_reports_an_over_long_turn_and_carries_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 16 item 7: one pasted message over the hard limit made a whole bulk run fail."""
+    from uniko_memory.config import UnikoConfig
+
+    limit = UnikoConfig().ingest.max_turn_chars
+    lines = [
+        {"session": "s", "sender": "ana", "text": "I moved to Lisbon in May."},
+        {"session": "s", "sender": "ben", "text": "x " * (limit // 2 + 1), "id": "paste"},
+        {"session": "s", "sender": "ana", "text": "ok", "to": [f"p{i}" for i in range(65)]},
+        {"session": "s" * 257, "sender": "ana", "text": "a session id too long", "id": "ls"},
+        {"session": "s", "sender": "ana", "text": "My sister visits next week."},
+    ]
+    src = tmp_path / "turns.jsonl"
+    src.write_text("".join(json.dumps(x) + "\n" for x in lines), "utf-8")
+    db = tmp_path / "x.db"
+    assert cli.main(["ingest", str(src), "--path", str(db), "--plain", "--no-finalize"]) == 1
+    captured = capsys.readouterr()
+    assert "stored 2 turns" in captured.out
+    err = captured.err
+    assert "rejected line 2 (turn id 'paste')" in err and "IngestConfig.max_turn_chars" in err
+    assert "ingest_artifact" in err
+    assert "rejected line 3" in err and "IngestConfig.max_addressed_to" in err
+    assert "rejected line 4 (turn id 'ls')" in err and "session id has 257 characters" in err
+    assert "3 of 5 turns rejected" in err
+    msgs = _stored(db, "default")[0]
+    assert [m.content for m in msgs] == ["I moved to Lisbon in May.", "My sister visits next week."]
+
+    async def api() -> cli.IngestSummary:
+        from tests.unit.ingest._support import open_uni
+
+        uni = await open_uni()
+        try:
+            return await cli.ingest_turns(uni, cli.read_turns(src, "jsonl", "api"), finalize=False)
+        finally:
+            await uni.close()
+
+    summary = asyncio.run(api())
+    assert (summary.turns, summary.stored) == (5, 2)
+    assert [(r.position, r.id) for r in summary.rejected] == [(1, "paste"), (2, "s#2"), (3, "ls")]
+    assert all(r.agent == "api" and r.reason for r in summary.rejected)
+
+
+def test_ingest_help_documents_rejected_turns(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        cli.main(["ingest", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "--strict" in out and "reported on stderr" in out and "1 some turns rejected" in out
 
 
 # ---------------------------------------------------------------------------------- end to end
