@@ -5,36 +5,54 @@ Needs ``pip install "langchain-uniko[store]"`` (``langgraph.store.base`` lives i
 
 Mapping:
 
-* **namespace → agent + session.** With ``agent_id=`` fixed, the whole namespace names a
-  session (``("memories", "u1")`` → session ``"memories/u1"``); without it the first element
-  is the agent and the rest the session (``("u1", "memories")`` → agent ``u1``, session
-  ``"memories"``). An empty remainder maps to ``default_session``.
+* **one agent.** A store reads and writes the memory of one uniko agent, ``agent_id=``
+  (required): nothing it returns comes from another agent. For one memory per user, open one
+  store per user (``UnikoStore(uni, agent_id=user_id)``).
+* **namespace → session.** A namespace names one session of that agent: its labels joined by
+  ``/``, where a label's own ``%`` and ``/`` (and a label made only of blanks) are written as
+  ``%XX`` escapes, so ``("memories", "alice/home")`` → ``"memories/alice%2Fhome"`` and
+  ``("memories", "alice", "home")`` → ``"memories/alice/home"`` stay apart
+  (``UnikoStore.session_of`` / ``namespace_of`` convert). Labels follow LangGraph's rules
+  (non-empty strings without ``.`` or NUL, checked for ops passed to ``batch`` too).
 * **put → ingest.** The value is stored as one turn (its text: the first of ``text_fields``
   present, else ``"k: v; ..."``), so it is extracted, embedded and recalled like any message;
   the value itself rides along in the message metadata, so ``get`` returns it unchanged.
-  A put with a new value for an existing key adds a new version (memory is append-only; recall
-  sees both, with their dates); ``get`` returns the latest. ``delete`` forgets every version (``Agent.forget_turn``).
+  A put with a new value for an existing key stores the new version first, then forgets the
+  older ones (``Agent.forget_turn``: the turn and what was derived only from it), so neither
+  ``get`` nor ``search`` can return an overwritten value; ``created_at`` is kept from the key's
+  first put. The same value again is a no-op. ``delete`` forgets every version.
 * **search with ``query`` → recall** over the sessions under the prefix (all of the agent's
-  memory for a bare agent prefix): items that are stored values come back as their
-  ``Item``; derived memories (observations, facts, chunks, ...) come back keyed by node id with
-  ``{"content", "rendered", "kind", "sources", "timestamp"}``. ``score`` is recall's fused score
-  (higher is better, not normalised). Without ``query``, search lists the stored values.
-* ``list_namespaces`` lists the namespaces of all sessions (also those written by
-  ``UnikoMiddleware`` or the facade). TTLs are not supported.
+  memory, also conversations written by ``UnikoMiddleware`` or the facade, for the prefix
+  ``()``): a stored value comes back as its current ``Item``; derived memories (observations,
+  facts, chunks, ...) come back keyed by node id with
+  ``{"content", "rendered", "kind", "sources", "timestamp"}`` under the namespace of their
+  session (``()`` for agent-wide memories such as Facts, which only the prefix ``()`` reaches).
+  ``score`` is recall's fused score (higher is better, not normalised). Without ``query``,
+  search lists the stored values: namespace by namespace in the order they were first written,
+  each in the order its keys were first put (as ``InMemoryStore`` does).
+* ``list_namespaces`` lists the namespaces that hold stored values. TTLs are not supported.
 * **limits.** A batch puts at most ``IngestConfig.max_unit_turns`` values, and each must pass
   the engine's turn limits (``max_turn_chars``, ``max_metadata_bytes``): a batch over a limit
   raises uniko's ``ValidationError`` before any of its operations runs.
+* **stores written before namespaces were escaped** read on unchanged where no label holds
+  ``/`` or ``%`` (the session and turn names are the same). A value whose namespace had such a
+  label lives in a session named by the old flat join: it is not migrated, and never read as a
+  value of another namespace (every read checks the namespace recorded with the value).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import hashlib
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from uniko_memory.errors import ValidationError
-from uniko_memory.facade import Agent, Uniko
+from uniko_memory.errors import IdConflict, ValidationError
+from uniko_memory.facade import Uniko
 from uniko_memory.ingest import Turn
+from uniko_memory.ingest import turn as _turn_checks
 from uniko_memory.ingest.turn import check_turn
 from uniko_memory.model import Message, Tier, Viewer
 from uniko_memory.model import Session as SessionNode
@@ -45,6 +63,7 @@ try:
     from langgraph.store.base import (
         BaseStore,
         GetOp,
+        InvalidNamespaceError,
         Item,
         ListNamespacesOp,
         MatchCondition,
@@ -63,6 +82,124 @@ __all__ = ["UnikoStore"]
 
 _META = "langgraph"
 _SCAN = 100_000
+#: Engines that bound session ids (``MAX_ID_CHARS``) check them with this; older ones accept any.
+_check_session_id: Callable[[object], None] | None = getattr(_turn_checks, "check_session_id", None)
+#: Turn ids are at most 256 characters; a longer base (before ``#<version>``) is hashed.
+_MAX_TURN_BASE = 240
+
+Namespace = tuple[str, ...]
+
+
+# ---------------------------------------------------------------------- namespace encoding
+def _pct(ch: str) -> str:
+    return "".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass"))
+
+
+def _escape(label: str, special: str) -> str:
+    """``label`` with ``special`` characters (and surrogates) as ``%XX``; a blank label wholly."""
+    if not label.strip():
+        return "".join(_pct(ch) for ch in label)
+    return "".join(_pct(ch) if ch in special or "\ud800" <= ch <= "\udfff" else ch for ch in label)
+
+
+_ESCAPES = re.compile(r"(?:%[0-9A-F]{2})+")
+
+
+def _unescape(text: str) -> str | None:
+    try:
+        return _ESCAPES.sub(
+            lambda m: bytes.fromhex(m.group().replace("%", "")).decode("utf-8", "surrogatepass"), text
+        )
+    except UnicodeDecodeError:
+        return None
+
+
+def _session_of(namespace: Namespace) -> str:
+    return "/".join(_escape(label, "%/") for label in namespace)
+
+
+def _namespace_of(session: str) -> Namespace | None:
+    labels = [_unescape(part) for part in session.split("/")]
+    if not all(labels):
+        return None
+    namespace = tuple(label for label in labels if label)
+    return namespace if _session_of(namespace) == session else None
+
+
+def _turn_base(namespace: Namespace, key: str) -> str:
+    """The turn id of a key's first version (later ones add ``#<n>``), unique in the agent.
+
+    Plain names keep the form of earlier versions (``lg:<labels joined by />:<key>``), so stores
+    written by them continue their version numbers. Others escape, under another prefix, what would
+    make the id ambiguous; an id over the length limit is a hash of the namespace and key.
+    """
+    plain = all(":" not in label and _escape(label, "%/") == label for label in namespace)
+    if plain and ":" not in key and "#" not in key:
+        base = f"lg:{'/'.join(namespace)}:{key}"
+    else:
+        escaped = "/".join(_escape(label, "%/:") for label in namespace)
+        base = f"lgx:{escaped}:{_escape(key, '%:#') if key else ''}"
+    if len(base) > _MAX_TURN_BASE:
+        digest = hashlib.sha256(json.dumps([list(namespace), key]).encode("utf-8", "surrogatepass"))
+        base = f"lgh:{digest.hexdigest()}"
+    return base
+
+
+def _is_version(turn_id: str, base: str) -> bool:
+    return turn_id == base or (turn_id.startswith(base + "#") and turn_id[len(base) + 1 :].isdigit())
+
+
+def _check_labels(namespace: Sequence[Any], *, put: bool = False) -> None:
+    """LangGraph's namespace rules, also for ops handed to ``batch`` directly."""
+    if put and not namespace:
+        raise InvalidNamespaceError("Namespace cannot be empty.")
+    for label in namespace:
+        if not isinstance(label, str):
+            raise InvalidNamespaceError(
+                f"Invalid namespace label {label!r} found in {namespace}: labels must be strings, "
+                f"not {type(label).__name__}."
+            )
+        if not label or "." in label or "\x00" in label:
+            raise InvalidNamespaceError(
+                f"Invalid namespace label {label!r} found in {namespace}: labels must be non-empty "
+                "and cannot contain periods ('.') or NUL bytes."
+            )
+    if put and namespace[0] == "langgraph":
+        raise InvalidNamespaceError(f'Root label for namespace cannot be "langgraph". Got: {namespace}')
+
+
+def _check_op(op: Op) -> None:
+    if isinstance(op, PutOp):
+        _check_labels(op.namespace, put=op.value is not None)  # a delete may name any namespace
+    elif isinstance(op, GetOp):
+        _check_labels(op.namespace)
+    elif isinstance(op, SearchOp):
+        _check_labels(op.namespace_prefix)
+    elif isinstance(op, ListNamespacesOp):
+        for condition in op.match_conditions or ():
+            _check_labels(condition.path)
+
+
+# ---------------------------------------------------------------------- values
+def _ident(message: Message) -> tuple[Namespace, str] | None:
+    """(namespace, key) a message stores a value of, or None when it stores none."""
+    meta = message.metadata.get(_META)
+    if message.redacted or not isinstance(meta, Mapping) or "value" not in meta:
+        return None
+    namespace, key = meta.get("namespace"), meta.get("key")
+    if not isinstance(namespace, list | tuple) or not all(isinstance(x, str) for x in namespace):
+        return None
+    return (tuple(namespace), key) if isinstance(key, str) else None
+
+
+def _created(versions: list[Message]) -> datetime:
+    stamp = versions[-1].metadata[_META].get("created_at")
+    if isinstance(stamp, str):
+        try:
+            return datetime.fromisoformat(stamp)
+        except ValueError:
+            pass
+    return versions[0].timestamp
 
 
 def _matches(value: Mapping[str, Any], flt: Mapping[str, Any] | None) -> bool:
@@ -94,7 +231,7 @@ def _matches(value: Mapping[str, Any], flt: Mapping[str, Any] | None) -> bool:
     return True
 
 
-def _ns_matches(ns: tuple[str, ...], cond: MatchCondition) -> bool:
+def _ns_matches(ns: Namespace, cond: MatchCondition) -> bool:
     path = tuple(cond.path)
     if len(path) > len(ns):
         return False
@@ -103,12 +240,12 @@ def _ns_matches(ns: tuple[str, ...], cond: MatchCondition) -> bool:
 
 
 class UnikoStore(BaseStore):
-    """Long-term LangGraph memory on uniko-memory (``create_agent(..., store=UnikoStore(uni))``).
+    """Long-term LangGraph memory on uniko-memory
+    (``create_agent(..., store=UnikoStore(uni, agent_id="assistant"))``).
 
     Args:
         uni: the ``Uniko`` engine (``Uniko.open_sync(path)`` for sync graphs).
-        agent_id: fix the agent; None takes it from the namespace's first element.
-        default_session: the session of a namespace with nothing left after the agent.
+        agent_id: the one agent whose memory the store reads and writes (required).
         sender: who "says" a stored value when it has no ``"sender"`` field.
         text_fields: value fields holding the text to remember, in order of preference.
         viewer: a participant id or ``Viewer`` applied to every search.
@@ -119,20 +256,35 @@ class UnikoStore(BaseStore):
         self,
         uni: Uniko,
         *,
-        agent_id: str | None = None,
-        default_session: str = "default",
+        agent_id: str,
         sender: str = "user",
         text_fields: Sequence[str] = ("content", "text", "memory", "data"),
         viewer: Viewer | str | None = None,
         recall_options: Mapping[str, Any] | None = None,
     ) -> None:
+        if not isinstance(agent_id, str) or not agent_id.strip():
+            raise ValidationError(
+                f"UnikoStore needs agent_id=..., the uniko agent whose memory it reads and writes "
+                f"(got {agent_id!r}); a store never reads across agents: open one store per agent"
+            )
         self.uni = uni
         self.agent_id = agent_id
-        self.default_session = default_session
         self.sender = sender
         self.text_fields = tuple(text_fields)
         self.viewer = as_viewer(viewer)
         self.recall_options = dict(recall_options or {})
+        self._agent = uni.agent(agent_id)
+
+    @staticmethod
+    def session_of(namespace: Sequence[str]) -> str:
+        """The session id (of the store's agent) that ``namespace`` names."""
+        _check_labels(namespace, put=True)
+        return _session_of(tuple(namespace))
+
+    @staticmethod
+    def namespace_of(session_id: str) -> tuple[str, ...] | None:
+        """The namespace a session id names, or None for a session no namespace names."""
+        return _namespace_of(session_id)
 
     # ------------------------------------------------------------------ BaseStore
     def batch(self, ops: Iterable[Op]) -> list[Result]:
@@ -142,6 +294,8 @@ class UnikoStore(BaseStore):
         return await on_engine(self.uni, self._run(list(ops)))
 
     async def _run(self, ops: list[Op]) -> list[Result]:
+        for op in ops:
+            _check_op(op)
         self._check_puts(ops)
         results: list[Result] = []
         for op in ops:
@@ -158,115 +312,126 @@ class UnikoStore(BaseStore):
                 raise TypeError(f"unknown store operation {type(op).__name__}")
         return results
 
-    # ------------------------------------------------------------------ mapping
-    def _split(self, namespace: tuple[str, ...]) -> tuple[str, str]:
-        """(agent, session) of a full namespace."""
-        if self.agent_id is not None:
-            rest = namespace
-            agent = self.agent_id
-        else:
-            if not namespace:
-                raise ValueError(
-                    "UnikoStore without agent_id needs the agent as the namespace's first element"
-                )
-            agent, rest = namespace[0], namespace[1:]
-        return agent, "/".join(rest) if rest else self.default_session
-
-    def _namespace(self, agent: str, session: str) -> tuple[str, ...]:
-        rest = tuple(session.split("/"))
-        return rest if self.agent_id is not None else (agent, *rest)
-
-    def _text(self, value: Mapping[str, Any]) -> str:
-        for name in self.text_fields:
-            text = value.get(name)
-            if isinstance(text, str) and text.strip():
-                return text
-        return "; ".join(f"{k}: {v}" for k, v in value.items() if k != "sender")
-
     # ------------------------------------------------------------------ engine reads
-    async def _agents(self) -> list[str]:
-        return [self.agent_id] if self.agent_id is not None else list(await self.uni.kb.store.agents())
+    async def _namespaces(self) -> list[tuple[Namespace, str, str]]:
+        """(namespace, session id, session node id) of every session a namespace names, oldest first."""
+        nodes = await self.uni.kb.store.find(self.agent_id, Tier.SESSION, limit=_SCAN)
+        out = []
+        for node in nodes:
+            if isinstance(node, SessionNode) and (ns := _namespace_of(node.external_id)) is not None:
+                out.append((ns, node.external_id, node.id))
+        return out
 
-    async def _sessions(self, agent: str) -> dict[str, str]:
-        """Session node id → external id, for one agent."""
-        nodes = await self.uni.kb.store.find(agent, Tier.SESSION, limit=_SCAN)
-        return {n.id: n.external_id for n in nodes if isinstance(n, SessionNode)}
-
-    async def _messages(self, agent: str, session: str, *, include_redacted: bool = False) -> list[Message]:
-        sid = self.uni.agent(agent).session(session).node_id
+    async def _messages(self, session: str, *, include_redacted: bool = False) -> list[Message]:
         found = await self.uni.kb.store.find(
-            agent,
+            self.agent_id,
             Tier.MESSAGE,
-            Eq("session", sid),
+            Eq("session", self._agent.session(session).node_id),
             limit=_SCAN,
             order_by="seq",
             include_redacted=include_redacted,
         )
         return [m for m in found if isinstance(m, Message)]
 
-    async def _versions(self, agent: str, session: str) -> list[Message]:
-        """Stored values of a session, oldest first (every live version of every key)."""
-        return [m for m in await self._messages(agent, session) if _META in m.metadata]
+    async def _records(
+        self, namespace: Namespace, messages: list[Message] | None = None
+    ) -> dict[str, list[Message]]:
+        """Key → live versions (oldest first) of the values stored under ``namespace``, keys in the
+        order they were first put. Only values recorded with this very namespace count."""
+        if messages is None:
+            messages = await self._messages(_session_of(namespace))
+        records: dict[str, list[Message]] = {}
+        for message in messages:
+            ident = _ident(message)
+            if ident is not None and ident[0] == namespace:
+                records.setdefault(ident[1], []).append(message)
+        ordered = sorted(records.items(), key=lambda kv: (_created(kv[1]), kv[1][0].seq))
+        return dict(ordered)
 
-    def _item(self, versions: list[Message], cls: type[Item] = Item, **extra: Any) -> Item:
-        first, last = versions[0], versions[-1]
+    def _item(
+        self, namespace: Namespace, versions: list[Message], cls: type[Item] = Item, **extra: Any
+    ) -> Item:
+        last = versions[-1]
         meta = last.metadata[_META]
         return cls(
             value=dict(meta["value"]),
             key=meta["key"],
-            namespace=tuple(meta["namespace"]),
-            created_at=first.timestamp,
+            namespace=namespace,
+            created_at=_created(versions),
             updated_at=last.timestamp,
             **extra,
         )
 
-    async def _records(self, agent: str, session: str) -> dict[str, list[Message]]:
-        records: dict[str, list[Message]] = {}
-        for message in await self._versions(agent, session):
-            records.setdefault(message.metadata[_META]["key"], []).append(message)
-        return records
+    def _text(self, value: Mapping[str, Any], key: str) -> str:
+        for name in self.text_fields:
+            text = value.get(name)
+            if isinstance(text, str) and text.strip():
+                return text
+        return "; ".join(f"{k}: {v}" for k, v in value.items() if k != "sender") or key
 
     # ------------------------------------------------------------------ operations
     async def _get(self, op: GetOp) -> Item | None:
-        agent, session = self._split(op.namespace)
-        versions = (await self._records(agent, session)).get(op.key)
-        return self._item(versions) if versions else None
+        namespace = tuple(op.namespace)
+        if not namespace:
+            return None  # no value is stored under the empty namespace
+        versions = (await self._records(namespace)).get(op.key)
+        return self._item(namespace, versions) if versions else None
+
+    async def _forget(self, session: str, message: Message) -> None:
+        """Redact a stored version: its turn and what was derived only from it."""
+        if hasattr(self._agent, "forget_turn"):
+            await self._agent.forget_turn(session, message.external_id)
+        else:  # pragma: no cover - older engines: redact the stored value only
+            await self.uni.kb.store.redact(self.agent_id, [message.id])
 
     async def _put(self, op: PutOp) -> None:
-        agent, session = self._split(op.namespace)
-        base = f"lg:{'/'.join(op.namespace)}:{op.key}"
-        every = [  # redaction blanks the metadata, so versions are matched by turn id
-            m
-            for m in await self._messages(agent, session, include_redacted=True)
-            if m.external_id == base or m.external_id.startswith(base + "#")
-        ]
-        live = [m for m in every if not m.redacted]
+        namespace = tuple(op.namespace)
+        if not namespace:
+            return  # a delete under the empty namespace: nothing is ever stored there
+        session = _session_of(namespace)
+        base = _turn_base(namespace, op.key)
+        every = await self._messages(session, include_redacted=True)
+        live = (await self._records(namespace, every)).get(op.key, [])
         if op.value is None:
-            handle = self.uni.agent(agent)
-            for message in live:  # redacts the turn and what was derived only from it
-                if hasattr(handle, "forget_turn"):
-                    await handle.forget_turn(session, message.external_id)
-                else:  # older engines: redact the stored value only
-                    await self.uni.kb.store.redact(agent, [message.id])
+            for message in live:
+                await self._forget(session, message)
             return
-        if live and live[-1].metadata[_META]["value"] == dict(op.value):
-            return  # same value again: nothing new to remember
-        await self.uni.agent(agent).session(session).observe(self._turn(op, len(every) + 1))
+        value = dict(op.value)
+        if live and live[-1].metadata[_META]["value"] == value:
+            older = live[:-1]  # same value again: nothing new (older versions: an interrupted update)
+        else:
+            # Redaction blanks the metadata, so earlier version numbers are counted by turn id.
+            version = 1 + sum(1 for m in every if _is_version(m.external_id, base))
+            created = _created(live) if live else datetime.now(UTC)
+            result = await self._agent.session(session).observe(self._turn(op, version, created))
+            if result.was_replay:
+                raise IdConflict(
+                    f"the turn id for key {op.key!r} in namespace {namespace} is already taken by "
+                    "another turn of this agent; the value was not stored"
+                )
+            older = live  # the new version is durable first, then the old ones are forgotten
+        for message in older:
+            await self._forget(session, message)
 
-    def _turn(self, op: PutOp, version: int) -> Turn:
+    def _turn(self, op: PutOp, version: int, created: datetime) -> Turn:
         """The turn that stores version ``version`` of a put's value."""
         assert op.value is not None
         value = dict(op.value)
         sender = value.get("sender") if isinstance(value.get("sender"), str) else self.sender
-        base = f"lg:{'/'.join(op.namespace)}:{op.key}"
+        base = _turn_base(tuple(op.namespace), op.key)
+        meta = {
+            "namespace": list(op.namespace),
+            "key": op.key,
+            "value": value,
+            "version": version,
+            "created_at": created.isoformat(),
+        }
         return Turn(
             sender=sender,
-            content=self._text(value),
+            content=self._text(value, op.key),
             at=datetime.now(UTC),
             id=base + (f"#{version}" if version > 1 else ""),
-            metadata={
-                _META: {"namespace": list(op.namespace), "key": op.key, "value": value, "version": version}
-            },
+            metadata={_META: meta},
         )
 
     def _check_puts(self, ops: list[Op]) -> None:
@@ -284,32 +449,31 @@ class UnikoStore(BaseStore):
                 "(IngestConfig.max_unit_turns); split it into several batches"
             )
         for position, op in enumerate(puts):
-            turn = self._turn(op, 1)
+            if _check_session_id is not None:
+                try:
+                    _check_session_id(_session_of(tuple(op.namespace)))
+                except ValidationError as exc:
+                    raise ValidationError(
+                        f"namespace {tuple(op.namespace)} names no valid session: {exc}"
+                    ) from None
+            turn = self._turn(op, 1, datetime.now(UTC))
             turn.metadata[_META]["version"] = 2**31  # the widest version: the check never under-counts
             check_turn(turn, limits.max_turn_chars, position, max_metadata_bytes=limits.max_metadata_bytes)
 
     async def _search(self, op: SearchOp) -> list[SearchItem]:
         prefix = tuple(op.namespace_prefix)
-        if self.agent_id is None and prefix:
-            agents, rest = [prefix[0]], prefix[1:]
-        else:
-            agents, rest = await self._agents(), prefix
+        every = await self._namespaces()
+        chosen = [entry for entry in every if entry[0][: len(prefix)] == prefix]
         out: list[SearchItem] = []
-        for agent in agents:
-            sessions = await self._sessions(agent)
-            chosen = {sid: ext for sid, ext in sessions.items() if tuple(ext.split("/"))[: len(rest)] == rest}
-            if not chosen:
-                continue
-            if op.query:
-                out += await self._recall(
-                    agent, op.query, chosen, scoped=bool(rest), want=op.offset + op.limit
-                )
-            else:
-                for ext in chosen.values():
-                    for versions in (await self._records(agent, ext)).values():
-                        item = self._item(versions, SearchItem)
-                        assert isinstance(item, SearchItem)
-                        out.append(item)
+        if op.query:
+            if chosen or not prefix:
+                out = await self._recall(op.query, prefix, chosen, every, want=op.offset + op.limit)
+        else:
+            for namespace, _, _ in chosen:
+                for versions in (await self._records(namespace)).values():
+                    item = self._item(namespace, versions, SearchItem)
+                    assert isinstance(item, SearchItem)
+                    out.append(item)
         if op.filter:
             out = [item for item in out if _matches(item.value, op.filter)]
         if op.query:
@@ -317,48 +481,59 @@ class UnikoStore(BaseStore):
         return out[op.offset : op.offset + op.limit]
 
     async def _recall(
-        self, agent: str, query: str, sessions: dict[str, str], *, scoped: bool, want: int
+        self,
+        query: str,
+        prefix: Namespace,
+        chosen: list[tuple[Namespace, str, str]],
+        every: list[tuple[Namespace, str, str]],
+        *,
+        want: int,
     ) -> list[SearchItem]:
         options: dict[str, Any] = {"limit": max(1, want), **self.recall_options}
-        if scoped:
-            options["sessions"] = sorted(set(sessions.values()))
+        if prefix:
+            options["sessions"] = [session for _, session, _ in chosen]
         if self.viewer is not None:
             options["viewer"] = self.viewer
-        handle: Agent = self.uni.agent(agent)
-        bundle = await handle.recall(query, **options)
+        bundle = await self._agent.recall(query, **options)
         # A stored value comes back as itself, whether recall carried its Message or a statement
         # drawn from that Message alone (which the bundle keeps instead of the Message).
         origin = {i.node_id: i.node_id if i.kind == "message" else i.statement_source() for i in bundle.items}
-        messages = await self.uni.kb.store.get_many(agent, [m for m in origin.values() if m])
+        messages = await self.uni.kb.store.get_many(self.agent_id, [m for m in origin.values() if m])
+        by_node = {node_id: ns for ns, _, node_id in every}
+        records: dict[Namespace, dict[str, list[Message]]] = {}
         out: list[SearchItem] = []
-        seen: set[tuple[tuple[str, ...], str]] = set()
+        seen: set[tuple[Namespace, str]] = set()
         for item in bundle.items:
             message = messages.get(origin[item.node_id] or "")
-            if isinstance(message, Message) and _META in message.metadata:
-                meta = message.metadata[_META]
-                ident = (tuple(meta["namespace"]), meta["key"])
-                if ident in seen:
-                    continue
+            ident = _ident(message) if isinstance(message, Message) else None
+            if isinstance(message, Message) and ident is not None:
+                namespace, key = ident
+                if namespace[: len(prefix)] != prefix or by_node.get(message.session_id) != namespace:
+                    continue  # a value recorded in a session its namespace does not name (old flat keys)
+                if namespace not in records:
+                    records[namespace] = await self._records(namespace)
+                current = records[namespace].get(key)
+                if not current or current[-1].id != message.id or ident in seen:
+                    continue  # an overwritten version, a deleted key, or the key already returned
                 seen.add(ident)
-                out.append(
-                    SearchItem(
-                        namespace=ident[0],
-                        key=meta["key"],
-                        value=dict(meta["value"]),
-                        created_at=message.timestamp,
-                        updated_at=message.timestamp,
-                        score=item.score,
-                    )
-                )
+                found = self._item(namespace, current, SearchItem, score=item.score)
+                assert isinstance(found, SearchItem)
+                out.append(found)
+            elif isinstance(message, Message) and _META in message.metadata:
+                continue  # a forgotten stored value
             else:
-                out.append(self._derived(agent, item, sessions))
+                namespace_or_none = by_node.get(item.session_id or "")
+                if namespace_or_none is None and prefix:
+                    continue
+                namespace = namespace_or_none or ()
+                if namespace[: len(prefix)] == prefix:
+                    out.append(self._derived(namespace, item))
         return out
 
-    def _derived(self, agent: str, item: RecallItem, sessions: dict[str, str]) -> SearchItem:
-        session = sessions.get(item.session_id or "", self.default_session)
+    def _derived(self, namespace: Namespace, item: RecallItem) -> SearchItem:
         ts = item.timestamp or datetime.now(UTC)
         return SearchItem(
-            namespace=self._namespace(agent, session),
+            namespace=namespace,
             key=item.node_id,
             value={
                 "content": item.content,
@@ -373,10 +548,10 @@ class UnikoStore(BaseStore):
         )
 
     async def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
-        found: set[tuple[str, ...]] = set()
-        for agent in await self._agents():
-            for ext in (await self._sessions(agent)).values():
-                ns = self._namespace(agent, ext)
-                if all(_ns_matches(ns, c) for c in op.match_conditions or ()):
-                    found.add(ns[: op.max_depth] if op.max_depth is not None else ns)
+        found: set[Namespace] = set()
+        for namespace, _, _ in await self._namespaces():
+            if all(_ns_matches(namespace, c) for c in op.match_conditions or ()) and await self._records(
+                namespace
+            ):
+                found.add(namespace[: op.max_depth] if op.max_depth is not None else namespace)
         return sorted(found)[op.offset : op.offset + op.limit]

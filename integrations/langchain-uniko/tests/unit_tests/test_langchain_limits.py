@@ -23,8 +23,8 @@ def test_a_batch_puts_at_most_max_unit_turns(
     uni: Uniko, agent_name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(uni.config.ingest, "max_unit_turns", 2)
-    store = UnikoStore(uni)
-    ns = (agent_name, "notes")
+    store = UnikoStore(uni, agent_id=agent_name)
+    ns = ("notes",)
     puts = [PutOp(ns, f"k{i}", {"content": f"Note {i} about the garden."}) for i in range(3)]
     with pytest.raises(ValidationError) as err:
         store.batch(puts)
@@ -37,8 +37,8 @@ def test_value_size_is_checked_for_the_whole_batch_first(
     uni: Uniko, agent_name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(uni.config.ingest, "max_metadata_bytes", 400)
-    store = UnikoStore(uni)
-    ns = (agent_name, "notes")
+    store = UnikoStore(uni, agent_id=agent_name)
+    ns = ("notes",)
     small = PutOp(ns, "small", {"content": "Priya has a cat."})
     big = PutOp(ns, "big", {"content": "Priya has a dog.", "notes": "x" * 500})
     with pytest.raises(ValidationError, match=r"IngestConfig\.max_metadata_bytes"):

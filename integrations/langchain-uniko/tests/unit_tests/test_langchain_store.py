@@ -23,12 +23,12 @@ def agent_name() -> str:
 
 
 @pytest.fixture
-def store(uni: Uniko) -> UnikoStore:
-    return UnikoStore(uni)
+def store(uni: Uniko, agent_name: str) -> UnikoStore:
+    return UnikoStore(uni, agent_id=agent_name)
 
 
 def test_put_get_versions_and_delete(store: UnikoStore, agent_name: str, uni: Uniko) -> None:
-    ns = (agent_name, "memories")
+    ns = ("memories",)
     assert store.get(ns, "pet") is None
     store.put(ns, "pet", {"content": "Priya has a grey cat named Biscuit.", "topic": "pets"})
     item = store.get(ns, "pet")
@@ -40,7 +40,7 @@ def test_put_get_versions_and_delete(store: UnikoStore, agent_name: str, uni: Un
     store.put(ns, "pet", {"content": "Priya also adopted a dog named Pepper.", "topic": "pets"})
     latest = store.get(ns, "pet")
     assert latest is not None and "Pepper" in latest.value["content"]
-    assert latest.updated_at >= latest.created_at
+    assert latest.updated_at > latest.created_at == item.created_at  # created_at: the key's first put
     store.delete(ns, "pet")
     assert store.get(ns, "pet") is None
     store.put(ns, "pet", {"content": "Priya's cat Biscuit is back."})
@@ -48,10 +48,10 @@ def test_put_get_versions_and_delete(store: UnikoStore, agent_name: str, uni: Un
 
 
 def test_search_with_query_goes_through_recall(store: UnikoStore, agent_name: str) -> None:
-    ns = (agent_name, "memories")
+    ns = ("memories",)
     store.put(ns, "cat", {"content": "Priya adopted a grey cat named Biscuit.", "topic": "pets"})
     store.put(ns, "job", {"content": "Priya works at Northwind on weather forecasting.", "topic": "work"})
-    store.put((agent_name, "other"), "x", {"content": "Tomas runs the Lisbon half marathon."})
+    store.put(("other",), "x", {"content": "Tomas runs the Lisbon half marathon."})
     uni_agent: Agent = store.uni.agent(agent_name)
     uni_agent.flush_sync()
     hits = store.search(ns, query="What is the name of Priya's cat?", limit=3)
@@ -63,12 +63,12 @@ def test_search_with_query_goes_through_recall(store: UnikoStore, agent_name: st
     assert [h.score for h in hits] == sorted((h.score or 0.0 for h in hits), reverse=True)
     only_work = store.search(ns, query="Priya", filter={"topic": "work"})
     assert [h.key for h in only_work] == ["job"]
-    everywhere = store.search((agent_name,), query="Lisbon half marathon", limit=5)
-    assert any(h.namespace == (agent_name, "other") for h in everywhere)
+    everywhere = store.search((), query="Lisbon half marathon", limit=5)
+    assert any(h.namespace == ("other",) for h in everywhere)
 
 
 def test_search_without_query_lists_values(store: UnikoStore, agent_name: str) -> None:
-    ns = (agent_name, "notes")
+    ns = ("notes",)
     for i in range(4):
         store.put(ns, f"n{i}", {"content": f"Note number {i} about gardening.", "i": i})
     listed = store.search(ns)
@@ -77,25 +77,34 @@ def test_search_without_query_lists_values(store: UnikoStore, agent_name: str) -
     assert [h.key for h in store.search(ns, limit=2, offset=1)] == ["n1", "n2"]
 
 
-def test_list_namespaces(store: UnikoStore, agent_name: str) -> None:
-    store.put((agent_name, "a", "x"), "k", {"content": "alpha note"})
-    store.put((agent_name, "b"), "k", {"content": "beta note"})
-    mine = store.list_namespaces(prefix=(agent_name,))
-    assert mine == [(agent_name, "a", "x"), (agent_name, "b")]
-    assert store.list_namespaces(prefix=(agent_name,), max_depth=2) == [(agent_name, "a"), (agent_name, "b")]
-    assert store.list_namespaces(prefix=(agent_name,), suffix=("x",)) == [(agent_name, "a", "x")]
+def test_list_namespaces(store: UnikoStore) -> None:
+    store.put(("a", "x"), "k", {"content": "alpha note"})
+    store.put(("b",), "k", {"content": "beta note"})
+    store.put(("c",), "k", {"content": "gamma note"})
+    store.delete(("c",), "k")  # a namespace without values is not listed
+    assert store.list_namespaces() == [("a", "x"), ("b",)]
+    assert store.list_namespaces(prefix=("a",)) == [("a", "x")]
+    assert store.list_namespaces(max_depth=1) == [("a",), ("b",)]
+    assert store.list_namespaces(suffix=("x",)) == [("a", "x")]
+    assert store.list_namespaces(limit=1, offset=1) == [("b",)]
 
 
-def test_fixed_agent_maps_the_whole_namespace_to_a_session(uni: Uniko, agent_name: str) -> None:
+def test_the_whole_namespace_names_a_session_of_the_agent(uni: Uniko, agent_name: str) -> None:
     store = UnikoStore(uni, agent_id=agent_name)
     store.put(("memories", "u1"), "k", {"text": "User u1 prefers tea."})
-    assert uni.agent(agent_name).session("memories/u1").node_id
-    assert store.list_namespaces() == [("memories", "u1")]
+    store.put(("memories", "u/1"), "k", {"text": "User u/1 prefers coffee."})
+    assert store.session_of(("memories", "u1")) == "memories/u1"
+    assert store.session_of(("memories", "u/1")) == "memories/u%2F1"
+    assert store.namespace_of("memories/u%2F1") == ("memories", "u/1")
+    assert store.namespace_of("50%") is None  # no namespace names this session
+    bundle = uni.agent(agent_name).recall_sync("What does the user prefer?", sessions=["memories/u%2F1"])
+    assert bundle.items and all("coffee" in i.content or "u/1" in i.content for i in bundle.items)
+    assert store.list_namespaces() == [("memories", "u/1"), ("memories", "u1")]
     assert store.get(("memories", "u1"), "k") is not None
 
 
 async def test_async_batch(store: UnikoStore, agent_name: str) -> None:
-    ns = (agent_name, "async")
+    ns = ("async",)
     await store.aput(ns, "k", {"content": "Async memories about Porto."})
     item = await store.aget(ns, "k")
     assert item is not None and item.value["content"].startswith("Async")
@@ -116,18 +125,16 @@ def test_create_agent_with_store(uni: Uniko, agent_name: str) -> None:
     def remember(fact: str, runtime: ToolRuntime) -> str:
         """Store a fact about the user."""
         assert runtime.store is not None
-        runtime.store.put((agent_name, "facts"), "f1", {"content": fact})
+        runtime.store.put(("facts",), "f1", {"content": fact})
         return "stored"
 
     @tool
     def lookup(query: str, runtime: ToolRuntime) -> str:
         """Search what is known about the user."""
         assert runtime.store is not None
-        return "\n".join(
-            str(h.value.get("content")) for h in runtime.store.search((agent_name,), query=query)
-        )
+        return "\n".join(str(h.value.get("content")) for h in runtime.store.search((), query=query))
 
-    store = UnikoStore(uni)
+    store = UnikoStore(uni, agent_id=agent_name)
     model = ToolCallingFake(
         messages=iter(
             [
@@ -149,4 +156,4 @@ def test_create_agent_with_store(uni: Uniko, agent_name: str) -> None:
     assert result["messages"][-1].text == "Your dog is Pepper."
     tool_outputs = [m.text for m in result["messages"] if m.type == "tool"]
     assert tool_outputs[0] == "stored" and "Pepper" in tool_outputs[1]
-    assert store.get((agent_name, "facts"), "f1") is not None
+    assert store.get(("facts",), "f1") is not None
