@@ -8,6 +8,8 @@ flushes its background work (P3 observations, P7a embeddings). Reported per size
 - ``observe_s``: the wall time of ``session.observe`` (P1 + P2: validation, NER, the commit);
 - ``total_s``: observe + ``flush()`` (everything the turn causes, background work included);
 - ``p3_s`` / ``p7a_s``: the background steps;
+- ``cpu_s``: the process's CPU seconds over the same span (all threads; steadier than wall time
+  on a shared machine);
 - ``rss_mb``: peak RSS of the process, and ``base_mb`` its RSS after the warm-up;
 - ``chunks`` / ``observations``: what the turn became.
 
@@ -76,6 +78,11 @@ def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
+def _cpu_s() -> float:
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return ru.ru_utime + ru.ru_stime
+
+
 def _current_rss_mb() -> float:
     try:
         for line in Path("/proc/self/status").read_text().splitlines():
@@ -116,6 +123,7 @@ async def one(chars: int) -> dict[str, Any]:
         await uni.kb.embedder.embed_documents([long_text(1_500, seed=i) for i in range(32)])
         totals.clear()
         base = _current_rss_mb()
+        cpu0 = _cpu_s()
         t0 = time.perf_counter()
         try:
             await session.observe(Turn(sender="melanie", content=text))
@@ -125,6 +133,7 @@ async def one(chars: int) -> dict[str, Any]:
         observe_s = time.perf_counter() - t0
         await session.flush()
         total_s = time.perf_counter() - t0
+        cpu_s = _cpu_s() - cpu0
         chunks = await uni.kb.store.count("bench", Tier.CHUNK)
         observations = await uni.kb.store.count("bench", Tier.OBSERVATION)
         await uni.close()
@@ -132,6 +141,7 @@ async def one(chars: int) -> dict[str, Any]:
         "chars": chars,
         "observe_s": observe_s,
         "total_s": total_s,
+        "cpu_s": cpu_s,
         "p3_s": totals["p3"],
         "p7a_s": totals["p7a"],
         "base_mb": base,
@@ -143,17 +153,18 @@ async def one(chars: int) -> dict[str, Any]:
 
 def table(rows: list[dict[str, Any]]) -> str:
     head = (
-        "| chars | observe s | total s (with P3/P7a) | P3 s | P7a s | s per 100k | base MB | peak RSS MB "
-        "| growth MB | chunks | observations |"
+        "| chars | observe s | total s (with P3/P7a) | CPU s | P3 s | P7a s | CPU s per 100k | base MB "
+        "| peak RSS MB | growth MB | chunks | observations |"
     )
-    lines = [head, "|---" * 11 + "|"]
+    lines = [head, "|---" * 12 + "|"]
     for r in rows:
         if "refused" in r:
-            lines.append(f"| {r['chars']:,} | refused: {r['refused'][:80]} |" + " |" * 9)
+            lines.append(f"| {r['chars']:,} | refused: {r['refused'][:80]} |" + " |" * 10)
             continue
-        per = r["total_s"] / r["chars"] * 100_000
+        per = r["cpu_s"] / r["chars"] * 100_000
         lines.append(
-            f"| {r['chars']:,} | {r['observe_s']:.2f} | {r['total_s']:.2f} | {r['p3_s']:.2f} | {r['p7a_s']:.2f} "
+            f"| {r['chars']:,} | {r['observe_s']:.2f} | {r['total_s']:.2f} | {r['cpu_s']:.1f} "
+            f"| {r['p3_s']:.2f} | {r['p7a_s']:.2f} "
             f"| {per:.2f} | {r['base_mb']:.0f} | {r['rss_mb']:.0f} | {r['rss_mb'] - r['base_mb']:.0f} "
             f"| {r['chunks']} | {r['observations']} |"
         )

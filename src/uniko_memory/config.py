@@ -53,7 +53,7 @@ class IngestConfig(_Group):
     #: Turns longer than this are refused (store the text as an artifact, or split it into turns).
     #: A turn over ``ChunkingConfig.message_chunk_threshold`` tokens is kept whole but analysed,
     #: embedded and recalled per passage (its chunks), in time and memory linear in its length.
-    max_turn_chars: int = Field(2_000_000, ge=1)
+    max_turn_chars: int = Field(1_000_000, ge=1)
     #: The most participants one turn may be addressed to (each becomes a Participant).
     max_addressed_to: int = Field(64, ge=0)
     #: The most turns one multi-turn unit may carry.

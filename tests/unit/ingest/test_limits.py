@@ -29,7 +29,7 @@ async def nothing_stored(uni: Uniko) -> bool:
 def test_defaults() -> None:
     ingest = UnikoConfig().ingest
     assert (ingest.max_turn_chars, ingest.max_unit_turns, ingest.max_metadata_bytes) == (
-        2_000_000,
+        1_000_000,
         1_000,
         65_536,
     )

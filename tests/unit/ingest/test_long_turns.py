@@ -153,6 +153,7 @@ async def test_a_long_message_hit_is_replaced_by_its_best_passage() -> None:
         await uni.close()
 
 
+@pytest.mark.slow  # ~10 s: spaCy over 200,000 characters
 async def test_two_hundred_thousand_character_turn_is_accepted() -> None:
     """A turn just under the old limit: stored whole, in bounded passages, quickly (fake embedder)."""
     spy = _Spy(NlpPipeline())
