@@ -157,8 +157,9 @@ class CortexConfig(_Group):
 class RecallDefaults(_Group):
     """The knobs ``RecallConfig.from_uniko_config`` reads (names follow the reference)."""
 
-    limit: int = Field(15, ge=1, le=1000)
-    token_budget: int = Field(8192, ge=1)
+    #: The rendered bundle's token budget; ``limit`` optionally caps the item count (None: fill it).
+    token_budget: int = Field(2000, ge=1)
+    limit: int | None = Field(None, ge=1, le=1000)
     min_score: float = Field(0.001, ge=0.0)
     vector_weight: float = Field(0.5, ge=0.0)
     bm25_weight: float = Field(0.5, ge=0.0)
@@ -198,7 +199,11 @@ class UnikoConfig(_Group):
     def _cross_checks(self) -> UnikoConfig:
         if self.chunking.min_chunk_tokens >= self.chunking.max_chunk_tokens:
             raise ValueError("chunking.min_chunk_tokens must be below max_chunk_tokens")
-        if self.models.reranker_enabled and self.models.reranker_top_n < self.recall.limit:
+        if (
+            self.models.reranker_enabled
+            and self.recall.limit is not None
+            and self.models.reranker_top_n < self.recall.limit
+        ):
             raise ValueError("models.reranker_top_n must be >= recall.limit")
         if self.cortex.demote_effectiveness > self.cortex.repromote_effectiveness:
             raise ValueError("cortex.demote_effectiveness must not exceed repromote_effectiveness")
@@ -223,6 +228,6 @@ class UnikoConfig(_Group):
 
 PRESETS: dict[str, dict[str, Any]] = {
     "default": {},
-    "fast": {"recall": {"limit": 10, "token_budget": 1000, "phase2_graph_enabled": False}},
-    "thorough": {"recall": {"limit": 25, "token_budget": 4000, "query_variants": ["keywords", "original"]}},
+    "fast": {"recall": {"token_budget": 1000, "phase2_graph_enabled": False}},
+    "thorough": {"recall": {"token_budget": 4000, "query_variants": ["keywords", "original"]}},
 }

@@ -41,6 +41,7 @@ from .model import Session as SessionNode
 from .model.time import utcnow
 from .pipeline import PipelineHealth, PipelineSystem
 from .providers.chat import CircuitBreaker
+from .providers.token_counter import as_token_counter
 from .query import Answer, GeneratedAnswer, QueryRecordOptions, answer_query, update_episode_outcome
 from .recall import ContextBundle, RecallCache, RecallConfig, recall
 from .store.filters import IsNull
@@ -315,7 +316,7 @@ class Agent:
     async def report_outcome(self, episode_id: str, outcome: str, importance: float | None = None) -> Episode:
         """Set the outcome of a recorded query Episode once the answer has been judged."""
         return await update_episode_outcome(
-            self._uni.kb.store, self.agent_id, episode_id, outcome, importance
+            self._uni.kb.store, self.agent_id, episode_id, outcome, importance, config=self._uni.config
         )
 
     @_engine
@@ -558,6 +559,7 @@ class Uniko:
         nlp: Any = None,
         weaviate: Any = None,
         chat_model: Any = None,
+        token_counter: Any = None,
     ) -> Uniko:
         """Open (or create) a memory with the offline default models.
 
@@ -565,13 +567,17 @@ class Uniko:
         client) or ``config.store.backend == "weaviate"`` (connects to ``WEAVIATE_URL``), the
         memory lives in Weaviate instead and ``path`` is ignored. ``chat_model`` (a LangChain chat
         model or a ``ChatModel``) writes abstractive summaries of sessions the cortex sweep closes.
+        ``token_counter`` counts ``token_budget`` in your model's tokens: a ``TokenCounter``, an
+        OpenAI encoding name (``"o200k_base"``) or a ``str -> int`` callable (default: MiniLM).
         """
         cfg = config or UnikoConfig()
+        counter = as_token_counter(token_counter)  # a bad counter fails before anything opens
         emb = embedder if embedder is not None else default_embedder(cfg)
         if weaviate is not None or cfg.store.backend == "weaviate":
             kb = await _weaviate_kb(weaviate, cfg, emb)
         else:
             kb = await KnowledgeBase.open(path, cfg, embedder=emb)
+        kb.token_counter = counter
         return await (await cls._start(kb, nlp, None))._with_chat_model(chat_model)
 
     @classmethod
@@ -582,10 +588,13 @@ class Uniko:
         embedder: Any = None,
         nlp: Any = None,
         chat_model: Any = None,
+        token_counter: Any = None,
     ) -> Uniko:
         cfg = config or UnikoConfig()
+        counter = as_token_counter(token_counter)
         emb = embedder if embedder is not None else default_embedder(cfg)
         kb = await KnowledgeBase.in_memory(cfg, embedder=emb)
+        kb.token_counter = counter
         return await (await cls._start(kb, nlp, None))._with_chat_model(chat_model)
 
     @classmethod

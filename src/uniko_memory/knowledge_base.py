@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from .config import UnikoConfig
 from .errors import ConfigError, SchemaMismatch
+from .providers.token_counter import TokenCounter, as_token_counter
 from .store.embedded import EmbeddedStore
 from .store.protocol import Store
 
@@ -22,12 +23,18 @@ class _EmbedderLike(Protocol):
 
 
 class KnowledgeBase:
-    """A store, its config and (optionally) its embedder; the handle every engine function takes."""
+    """A store, its config and (optionally) its embedder; the handle every engine function takes.
 
-    def __init__(self, store: Store, config: UnikoConfig, embedder: Any = None) -> None:
+    ``token_counter`` counts bundle budgets (``providers.token_counter``; MiniLM WordPiece by default).
+    """
+
+    def __init__(
+        self, store: Store, config: UnikoConfig, embedder: Any = None, token_counter: Any = None
+    ) -> None:
         self.store = store
         self.config = config
         self.embedder = embedder
+        self.token_counter: TokenCounter = as_token_counter(token_counter)
 
     @classmethod
     async def open(

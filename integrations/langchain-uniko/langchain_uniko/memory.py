@@ -58,8 +58,10 @@ class UnikoMemory(BaseMemory):
     """The chain output holding the reply (inferred when there is only one)."""
     user_id: str = "user"
     assistant_id: str = "assistant"
-    k: int = Field(default=10, ge=1)
+    k: int | None = Field(default=None, ge=1)
+    """An optional cap on the memory items; None fills ``token_budget``."""
     token_budget: int = Field(default=1000, ge=1)
+    """The rendered memory's budget, header and tags included."""
     sessions: list[str] | None = None
     """Recall scope; None searches every session of the agent (long-term memory)."""
     viewer: Viewer | str | None = None

@@ -56,8 +56,8 @@ class UnikoMiddleware(AgentMiddleware):
         agent: the uniko ``Agent`` handle (or pass ``uni=`` and ``agent_id=``).
         session_id: the session turns are stored in; None uses the run's ``thread_id``
             (``config={"configurable": {"thread_id": ...}}``), else ``"default"``.
-        k: how many memory items to inject.
-        token_budget: the memory's token budget.
+        k: an optional cap on the memory items injected (None: fill ``token_budget``).
+        token_budget: the injected memory's token budget (the rendered text, framing included).
         viewer: a participant id or ``Viewer`` limiting what may be recalled.
         recall_scope_to_session: recall from the current session only (default: all sessions).
         recall_config: a base ``RecallConfig``; ``recall_options``: further overrides.
@@ -90,7 +90,7 @@ class UnikoMiddleware(AgentMiddleware):
         uni: Uniko | None = None,
         agent_id: str | None = None,
         session_id: str | None = None,
-        k: int = 8,
+        k: int | None = None,
         token_budget: int = 1500,
         viewer: Viewer | str | None = None,
         recall_scope_to_session: bool = False,

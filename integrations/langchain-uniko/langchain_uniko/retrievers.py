@@ -101,6 +101,8 @@ class UnikoRetriever(BaseRetriever):
         for name in SCOPE_FIELDS:  # a per-call scope value replaces the field's
             if name in extra:
                 scope[name] = extra.pop(name)
+        # One Document per item, each with its own date: the budget is charged that way.
+        extra.setdefault("layout", "standalone")
         return build_recall_options(
             k=k if k is not None else self.k,
             token_budget=extra.pop("token_budget", self.token_budget),

@@ -1,4 +1,4 @@
-"""Model providers behind small protocols: embedders, rerankers, chat models.
+"""Model providers behind small protocols: embedders, rerankers, chat models, token counters.
 
 Importing this package is cheap: onnxruntime, tokenizers, cohere and langchain-core are
 imported only when a backend that needs them is constructed or first used.
@@ -20,8 +20,16 @@ from uniko_memory.providers.rerank import (
     rerank_with_fallback,
 )
 from uniko_memory.providers.retry import ProviderHTTPError, RetryPolicy, is_transient, retrying
+from uniko_memory.providers.token_counter import (
+    CallableTokenCounter,
+    MiniLMTokenCounter,
+    TiktokenCounter,
+    TokenCounter,
+    as_token_counter,
+)
 
 __all__ = [
+    "CallableTokenCounter",
     "ChatModel",
     "ChatResult",
     "CircuitBreaker",
@@ -32,10 +40,14 @@ __all__ = [
     "LangChainEmbedder",
     "LocalCrossEncoderReranker",
     "LocalOnnxEmbedder",
+    "MiniLMTokenCounter",
     "ProviderHTTPError",
     "RerankResult",
     "Reranker",
     "RetryPolicy",
+    "TiktokenCounter",
+    "TokenCounter",
+    "as_token_counter",
     "is_transient",
     "l2_normalize",
     "rerank_with_fallback",

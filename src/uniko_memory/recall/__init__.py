@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from ..providers.token_counter import TokenCounter, as_token_counter
 from .cache import RecallCache
 from .cascade import run_cascade, validate_query
 from .config import RecallConfig
@@ -41,16 +42,22 @@ async def recall(
     embedder: Any = None,
     reranker: Any = None,
     cache: RecallCache | None = None,
+    token_counter: TokenCounter | None = None,
 ) -> ContextBundle:
-    """Recall a token-budgeted bundle for ``query`` from ``agent``'s memory in ``kb``."""
+    """Recall a token-budgeted bundle for ``query`` from ``agent``'s memory in ``kb``.
+
+    ``bundle.render()`` (every mode) holds at most ``cfg.token_budget`` tokens of ``token_counter``
+    (default: the knowledge base's, MiniLM WordPiece unless one was injected).
+    """
     cfg = cfg or RecallConfig.from_uniko_config(kb.config)
     query = validate_query(query, cfg)
+    counter = as_token_counter(token_counter if token_counter is not None else kb.token_counter)
     store = kb.store
     note_unrestricted(cfg, agent)
     key = None
     generation = store.generation(agent)
     if cache is not None and cfg.use_cache and not cfg.explain:
-        key = RecallCache.key(agent, query, cfg.result_key())
+        key = RecallCache.key(agent, query, {**cfg.result_key(), "token_counter": counter.name})
         cached = cache.get(key, generation)
         if cached is not None:
             return cached
@@ -70,7 +77,12 @@ async def recall(
         variants=list(cfg.query_variants),
     )
     bundle = await run_cascade(
-        store, agent, cfg, intent, reranker if reranker is not None else getattr(kb, "reranker", None)
+        store,
+        agent,
+        cfg,
+        intent,
+        reranker if reranker is not None else getattr(kb, "reranker", None),
+        counter,
     )
     if cfg.viewer is None and any(i.kind in ("fact", "observation") for i in bundle.items):
         log.debug("unrestricted recall returned policy-scoped items for agent %s", agent)

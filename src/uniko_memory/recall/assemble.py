@@ -1,8 +1,10 @@
 """From ranked nodes to a token-budgeted bundle: render, de-duplicate (MMR, provenance), pack.
 
-The budget is real: each item is counted by the tokens of its rendered text, its date label
-once per date (the rendered bundle groups items under their date), and the bundle never exceeds
-``token_budget``. An item that would overflow is skipped and smaller ones after it may still fit.
+The budget is the rendered text's: packing charges each item the tokens of the entry it renders
+as, a date heading when it opens one, the line breaks, and the framing (header line and
+``<memory>`` tags) once, all with the caller's token counter; then the text ``render()`` returns
+is counted whole and trimmed from the end until it fits (a counter need not be additive). An
+item that would overflow is skipped and smaller ones after it may still fit.
 """
 
 from __future__ import annotations
@@ -14,8 +16,19 @@ from functools import lru_cache
 from typing import Any
 
 from ..model import Chunk, Episode, Fact, Message, Node, Observation, Procedure, Summary, Topic
-from ..tokens import count_tokens, min_tokens
-from .items import RecallItem, RecallSource, date_label, item_label
+from ..providers.token_counter import TokenCounter, default_token_counter, word_lower_bound
+from .items import (
+    MEMORY_CLOSE,
+    MEMORY_HEADER,
+    MEMORY_OPEN,
+    Layout,
+    RecallItem,
+    RecallSource,
+    date_label,
+    item_label,
+    render_item,
+    render_text,
+)
 
 _WORD = re.compile(r"\w+")
 #: MMR considers this many of the best remaining candidates at each step (keeps packing linear).
@@ -153,13 +166,14 @@ def node_to_item(node: Node, score: float, channels: list[str]) -> RecallItem | 
     return None
 
 
-def finish_render(item: RecallItem) -> None:
-    """Resolve relative dates in raw text (only for items that may enter the bundle) and count tokens."""
+def finish_render(item: RecallItem, counter: TokenCounter | None = None) -> None:
+    """Resolve relative dates in raw text (only for items that may enter the bundle) and count
+    its standalone entry (``item.tokens``; packing then charges the item its share)."""
     if item.kind in ("message", "passage", "chunk") and item.timestamp is not None:
         label = date_label(item.timestamp, item.end_timestamp if item.kind == "chunk" else None)
         body = item.rendered[len(label) :] if item.rendered.startswith(label) else item.rendered
         item.rendered = label + with_absolute_dates(body, item.timestamp)
-    item.tokens = count_tokens(item.rendered or item.content)
+    item.tokens = (counter or default_token_counter()).count(render_item(item))
 
 
 @lru_cache(maxsize=4096)  # the same memories come back across recalls
@@ -176,18 +190,45 @@ def _redundancy(sim: float) -> float:
 @dataclass
 class Packed:
     items: list[RecallItem]
+    #: Tokens of the framed rendered text (``render_text(items, layout)``), counted whole.
     total_tokens: int
     dropped: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Charges:
+    """What the rendered text costs beyond the entries, with one counter."""
+
+    counter: TokenCounter
+    layout: Layout
+    #: The header line and the two tags, with their line breaks.
+    frame: int
+    #: One line break between two lines.
+    newline: int
+
+    @classmethod
+    def of(cls, counter: TokenCounter, layout: Layout) -> Charges:
+        newline = counter.count("\n")
+        frame = sum(counter.count(t) for t in (MEMORY_HEADER, MEMORY_OPEN, MEMORY_CLOSE)) + 2 * newline
+        return cls(counter, layout, frame, newline)
+
+    def rendered(self, items: Sequence[RecallItem]) -> int:
+        """Tokens of the framed text and of the text without framing: the bundle must fit both."""
+        framed = self.counter.count(render_text(items, self.layout))
+        bare = self.counter.count(render_text(items, self.layout, header=False))
+        return max(framed, bare)
 
 
 def pack(
     ranked: Sequence[RecallItem],
     *,
-    limit: int,
+    limit: int | None,
     token_budget: int,
     mmr_lambda: float,
     duplicate_threshold: float,
     chunk_share: float = 1.0,
+    counter: TokenCounter | None = None,
+    layout: Layout = "grouped",
 ) -> Packed:
     """Greedy MMR selection under the limit and the token budget, skipping redundant items.
 
@@ -200,15 +241,21 @@ def pack(
     A chunk quotes about ten turns, most of them beside the point: chunks may take at most
     ``chunk_share`` of the budget, so they cannot crowd out the turns that answer.
 
-    An item whose date is already in the bundle is charged without its date label (the copy in
-    the result carries that share in ``tokens``).
+    Every item is charged its entry as it renders (in the grouped layout a heading line for a date
+    not yet in the bundle too, each with its line break); the framing is charged once. The copy in
+    the result carries that share in ``tokens``. ``limit`` (None: no cap) caps the item count.
     """
+    charges = Charges.of(counter or default_token_counter(), layout)
+    count = charges.counter.count
+    lower_bound = word_lower_bound(charges.counter)
+    grouped = layout == "grouped"
     chosen: list[RecallItem] = []
     covered: set[str] = set()  # turns quoted verbatim
     stated: set[str] = set()  # turns carried by a statement drawn from that turn alone
     dated: set[str] = set()  # date labels already written
     dropped: dict[str, str] = {}
-    total = chunk_total = 0
+    total = charges.frame
+    chunk_total = 0
     chunk_cap = chunk_share * token_budget
     pool = list(ranked)
     # Word sets are needed only for candidates that reach the MMR window: built on first use.
@@ -221,7 +268,7 @@ def pack(
     relevance = [mmr_lambda * it.score / top for it in pool]
     value = [r - (1 - mmr_lambda) * _redundancy(0.0) for r in relevance]
     ignore_below = min(MMR_SIMILARITY_FLOOR, duplicate_threshold)
-    while alive and len(chosen) < limit:
+    while alive and (limit is None or len(chosen) < limit):
         best = max(alive[:MMR_WINDOW], key=value.__getitem__)
         alive.remove(best)
         it = pool[best]
@@ -242,19 +289,22 @@ def pack(
             dropped[it.node_id] = "source turns already in bundle"
             continue
         label = item_label(it)
-        under_heading = bool(label) and label in dated  # its date heading is already written
+        heading = grouped and bool(label) and label not in dated  # opens a date heading
+        heading_cost = count(label.strip()) + charges.newline if heading else 0
         if not it.tokens:
             # Rendering only adds text: no need to render and count an item that cannot fit.
-            text = it.rendered or it.content
-            need = min_tokens(text[len(label) :] if under_heading else text)
-            if total + need > token_budget:
-                dropped[it.node_id] = "token budget"
-                continue
-            if it.kind == "chunk" and chunk_total + need > chunk_cap:
-                dropped[it.node_id] = "chunk share of the budget"
-                continue
-            finish_render(it)  # keeps the label in front
-        cost = count_tokens((it.rendered or it.content)[len(label) :]) if under_heading else it.tokens
+            if lower_bound is not None:
+                text = it.rendered or it.content
+                need = lower_bound(text[len(label) :] if grouped else text)
+                if total + heading_cost + need > token_budget:
+                    dropped[it.node_id] = "token budget"
+                    continue
+                if it.kind == "chunk" and chunk_total + need > chunk_cap:
+                    dropped[it.node_id] = "chunk share of the budget"
+                    continue
+            finish_render(it, charges.counter)  # keeps the label in front
+        entry = count(render_item(it, dated=False)) if grouped and label else it.tokens
+        cost = entry + charges.newline + heading_cost
         if total + cost > token_budget:
             dropped[it.node_id] = "token budget"
             continue
@@ -293,4 +343,10 @@ def pack(
                 value[i] = relevance[i] - (1 - mmr_lambda) * _redundancy(sim)
     for i in alive:
         dropped.setdefault(pool[i].node_id, "limit")
-    return Packed(chosen, total, dropped)
+    # The contract is on the text: count it whole (a counter may merge across line breaks), and
+    # drop from the end, the least valuable by packing order, until every render mode fits.
+    rendered = charges.rendered(chosen) if chosen else 0
+    while chosen and rendered > token_budget:
+        dropped[chosen.pop().node_id] = "token budget (rendered text)"
+        rendered = charges.rendered(chosen) if chosen else 0
+    return Packed(chosen, count(render_text(chosen, layout)), dropped)

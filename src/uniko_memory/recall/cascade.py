@@ -22,6 +22,7 @@ from ..errors import ValidationError
 from ..model import Direction, EdgeType, Message, Node, Tier
 from ..model import Session as SessionNode
 from ..model.text import without_surrogates
+from ..providers.token_counter import TokenCounter, default_token_counter
 from ..store.filters import Eq, Filter, In, Range
 from ..store.protocol import Hit, Store
 from .assemble import Packed, node_to_item, pack
@@ -37,6 +38,8 @@ from .scope import OutOfScope, Scope
 PHASE_TIERS = {1: 3, 2: 3, 3: 2}
 #: Rough characters per token, to size a candidate pool against the budget without tokenising it.
 CHARS_PER_TOKEN = 4.0
+#: Rough tokens of one bundle item, to size what an item limit asks of the pool.
+TOKENS_PER_ITEM = 60
 #: Candidates considered for the bundle, best first (packing is greedy over them).
 MAX_BUNDLE_CANDIDATES = 200
 #: Packs whose refused items are re-packed before all candidates' sources are checked at once.
@@ -110,9 +113,16 @@ class Pool:
 
 class Cascade:
     def __init__(
-        self, store: Store, agent: str, cfg: RecallConfig, intent: IntentProfile, reranker: Any = None
+        self,
+        store: Store,
+        agent: str,
+        cfg: RecallConfig,
+        intent: IntentProfile,
+        reranker: Any = None,
+        counter: TokenCounter | None = None,
     ) -> None:
         self.store = store
+        self.counter = counter or default_token_counter()
         self.agent = agent
         self.cfg = cfg
         self.intent = intent
@@ -344,9 +354,14 @@ class Cascade:
 
 
 async def run_cascade(
-    store: Store, agent: str, cfg: RecallConfig, intent: IntentProfile, reranker: Any = None
+    store: Store,
+    agent: str,
+    cfg: RecallConfig,
+    intent: IntentProfile,
+    reranker: Any = None,
+    counter: TokenCounter | None = None,
 ) -> ContextBundle:
-    cas = Cascade(store, agent, cfg, intent, reranker)
+    cas = Cascade(store, agent, cfg, intent, reranker, counter)
     t0 = time.perf_counter()
     trace = cas.trace
 
@@ -394,7 +409,8 @@ def _enough_for_budget(cands: list[Candidate], cfg: RecallConfig) -> bool:
     """A phase may end the cascade only if its candidates hold ``gate_budget_factor`` times the
     evidence the bundle can take: covered-but-thin results (a handful of short Facts for a
     2,000-token bundle) broaden instead of returning a half-empty bundle."""
-    return _pool_tokens(cands) >= cfg.gate_budget_factor * min(cfg.token_budget, cfg.limit * 60)
+    wanted = cfg.token_budget if cfg.limit is None else min(cfg.token_budget, cfg.limit * TOKENS_PER_ITEM)
+    return _pool_tokens(cands) >= cfg.gate_budget_factor * wanted
 
 
 def _lists(cas: Cascade) -> dict[str, int]:
@@ -458,6 +474,8 @@ async def _finish(
             mmr_lambda=cfg.mmr_lambda,
             duplicate_threshold=cfg.mmr_duplicate_threshold,
             chunk_share=cfg.chunk_budget_share,
+            counter=cas.counter,
+            layout=cfg.layout,
         )
 
     # Evidence is re-checked for what was packed only; a refusal repacks without the item, which
@@ -498,6 +516,9 @@ async def _finish(
     return ContextBundle(
         items=packed.items,
         total_tokens=packed.total_tokens,
+        token_budget=cfg.token_budget,
+        token_counter=cas.counter.name,
+        layout=cfg.layout,
         phase1_only=phase1_only,
         phase2_only=phase2_only,
         coverage=round(coverage, 4),

@@ -54,8 +54,13 @@ class RecallConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
     # bundle
-    limit: int = Field(15, ge=1, le=1000)
-    token_budget: int = Field(8192, ge=1)
+    #: The rendered text's budget (``render()``, every mode), in the caller's token counter.
+    token_budget: int = Field(2000, ge=1)
+    #: An optional cap on the item count; None fills the budget.
+    limit: int | None = Field(None, ge=1, le=1000)
+    #: "grouped" (one heading per date: the prompt form) or "standalone" (every entry dated, one
+    #: text per item: the retrievers' Documents); the budget is charged for this layout.
+    layout: Literal["grouped", "standalone"] = "grouped"
     min_score: float = Field(0.001, ge=0.0)
     # per-channel breadth (reference top-k values)
     phase1_fact_k: int = Field(20, ge=0)
@@ -144,7 +149,7 @@ class RecallConfig(BaseModel):
 
     @model_validator(mode="after")
     def _check(self) -> RecallConfig:
-        if self.reranker_enabled and self.reranker_top_n < self.limit:
+        if self.reranker_enabled and self.limit is not None and self.reranker_top_n < self.limit:
             raise ValueError("reranker_top_n must be >= limit")
         if self.since and self.until and self.since >= self.until:
             raise ValueError("since must be before until")
@@ -217,7 +222,7 @@ class RecallConfig(BaseModel):
 
 RECALL_PRESETS: dict[str, dict[str, Any]] = {
     "default": {},
-    "fast": {"graph_enabled": False, "neighbor_expansion": False, "limit": 10},
-    "thorough": {"query_variants": ["keywords", "original"], "limit": 25},
+    "fast": {"graph_enabled": False, "neighbor_expansion": False, "token_budget": 1000},
+    "thorough": {"query_variants": ["keywords", "original"], "token_budget": 4000},
     "upstream": {"neighbor_expansion": False, "breadth_per_1k_tokens": 0.0, "chunk_to_message": False},
 }

@@ -6,7 +6,8 @@ from uniko_memory.errors import ConfigError
 
 def test_defaults_match_reference() -> None:
     c = UnikoConfig.build({})
-    assert c.recall.limit == 15 and c.recall.rrf_k == 60 and c.recall.phase1_strategy == "merge"
+    assert c.recall.limit is None and c.recall.token_budget == 2000  # the rendered budget binds
+    assert c.recall.rrf_k == 60 and c.recall.phase1_strategy == "merge"
     assert c.pipeline.ingest_queue_capacity == 200 and c.pipeline.consolidation_threshold == 20
     assert c.consolidation.cluster_cosine == 0.88 and c.cortex.half_life_days == 30
     assert c.chunking.overlap() == 25
@@ -24,7 +25,7 @@ def test_round_trip() -> None:
         {"cortex": {"prune_below": 1.0}},
         {"recall": {"phase2_coverage_threshold": 0.0}},
         {"pipeline": {"retry_initial_delay_ms": 5000, "retry_max_delay_ms": 10}},
-        {"models": {"reranker_enabled": True, "reranker_top_n": 5}},
+        {"models": {"reranker_enabled": True, "reranker_top_n": 5}, "recall": {"limit": 10}},
         {"nope": 1},
     ],
 )

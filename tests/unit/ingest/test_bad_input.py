@@ -39,7 +39,9 @@ async def test_ten_megabyte_turn_is_refused_naming_the_limit(uni: Uniko) -> None
     with pytest.raises(ValidationError) as info:
         await uni.agent(AGENT).session("s1").observe(turn("Caroline", huge, id="big"))
     msg = str(info.value)
-    assert "10,000,000 characters" in msg and "1,000,000" in msg and "max_turn_chars" in msg and "'big'" in msg
+    assert (
+        "10,000,000 characters" in msg and "1,000,000" in msg and "max_turn_chars" in msg and "'big'" in msg
+    )
     assert "ingest_artifact" in msg
     assert await uni.kb.store.count(AGENT) == 0
 

@@ -16,7 +16,6 @@ from uniko_memory.facade import Uniko
 from uniko_memory.ingest import Turn
 from uniko_memory.model import Message, Node, Tier, Viewer
 from uniko_memory.recall import ContextBundle
-from uniko_memory.recall.items import item_label
 from uniko_memory.tokens import count_tokens
 
 AGENT = "a"
@@ -136,11 +135,9 @@ async def nodes_of(uni: Uniko, bundle: ContextBundle, agent: str = AGENT) -> dic
     return await uni.kb.store.get_many(agent, [i.node_id for i in bundle.items])
 
 
-def rendered_tokens(bundle: ContextBundle) -> int:
-    """What the rendered bundle writes for its items: each date heading once, then each item's text."""
-    labels = {item_label(i) for i in bundle.items} - {""}
-    headings = sum(count_tokens(label.strip()) for label in labels)
-    return headings + sum(count_tokens(i.rendered[len(item_label(i)) :]) for i in bundle.items)
+def rendered_tokens(bundle: ContextBundle, *, header: bool = True) -> int:
+    """Tokens of the text the prompt gets: ``bundle.render()`` counted whole."""
+    return count_tokens(bundle.render(header=header))
 
 
 def source_ids(bundle: ContextBundle) -> set[str]:

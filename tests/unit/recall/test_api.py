@@ -17,7 +17,7 @@ def test_public_names_import() -> None:
     assert {"items", "total_tokens", "phase1_only", "phase2_only", "coverage"} <= set(
         ContextBundle.model_fields
     )
-    assert RecallConfig.model_fields["limit"].default == 15
+    assert RecallConfig.model_fields["limit"].default is None  # the budget binds, not an item count
     assert "expected_answer_type" in IntentProfile.__dataclass_fields__
 
 
@@ -25,8 +25,8 @@ def test_from_uniko_config_gives_the_documented_defaults() -> None:
     from uniko_memory.recall import RecallConfig
 
     cfg = RecallConfig.from_uniko_config(UnikoConfig())
-    assert cfg.limit == 15
-    assert cfg.token_budget == 8192
+    assert cfg.limit is None
+    assert cfg.token_budget == 2000
     assert cfg.rrf_k == 60
     assert cfg.phase1_strategy == "merge"  # measured best of merge / boost / off (BENCHMARKS.md)
     assert cfg.phase1_boost_alpha == pytest.approx(0.6)
@@ -87,7 +87,7 @@ def test_presets() -> None:
     from uniko_memory.recall import RecallConfig
 
     assert RecallConfig.preset("default") == RecallConfig.build({})
-    assert RecallConfig.preset("fast").limit == 10
+    assert RecallConfig.preset("fast").token_budget == 1000 and RecallConfig.preset("fast").limit is None
     assert RecallConfig.preset("fast", limit=4).limit == 4
     with pytest.raises(ConfigError, match="unknown recall preset"):
         RecallConfig.preset("turbo")

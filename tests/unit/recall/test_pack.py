@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from uniko_memory.recall.assemble import pack
-from uniko_memory.recall.items import ContextBundle, RecallItem, RecallSource, date_label
+from uniko_memory.providers.token_counter import MiniLMTokenCounter
+from uniko_memory.recall.assemble import Charges, pack
+from uniko_memory.recall.items import ContextBundle, RecallItem, RecallSource, date_label, render_item
 from uniko_memory.tokens import count_tokens
+
+#: The header line and the <memory> tags, charged once per bundle.
+FRAME = Charges.of(MiniLMTokenCounter(), "grouped").frame
 
 
 def item(node_id: str, kind: str, content: str, score: float, *msgs: str) -> RecallItem:
@@ -61,7 +65,7 @@ def test_fact_with_an_unquoted_source_turn_is_kept() -> None:
 def test_budget_is_never_exceeded_and_smaller_items_still_fit() -> None:
     big = item("m1", "message", " ".join(["word"] * 60), 1.0, "m1")
     small = item("m2", "message", "Short turn here.", 0.5, "m2")
-    budget = count_tokens(small.content) + 5
+    budget = FRAME + count_tokens(render_item(small)) + 5
     packed = run([big, small], budget=budget)
     assert [i.node_id for i in packed.items] == ["m2"] and packed.total_tokens <= budget
     assert packed.dropped["m1"] == "token budget"
@@ -79,13 +83,18 @@ def test_each_date_is_charged_once_and_rendered_once() -> None:
     c = dated("m3", "message", "Melanie: We went camping at the lake.", 0.8, 9, "m3")
     packed = run([a, b, c])
     by_id = {i.node_id: i for i in packed.items}
-    label = date_label(a.timestamp)
-    assert by_id["m1"].tokens == count_tokens(a.rendered)  # the first of its date writes the date
-    assert by_id["m2"].tokens == count_tokens(b.rendered[len(label) :])
-    assert by_id["m3"].tokens == count_tokens(c.rendered)
-    assert packed.total_tokens == sum(i.tokens for i in packed.items)
-    assert b.tokens == count_tokens(b.rendered)  # the caller's item is not changed
-    text = ContextBundle(items=packed.items, total_tokens=packed.total_tokens).render(header=False)
+
+    def heading(it: RecallItem) -> int:
+        return count_tokens(date_label(it.timestamp).strip())
+
+    # the first of its date writes the heading line; each pays its entry as it renders
+    assert by_id["m1"].tokens == heading(a) + count_tokens(render_item(a, dated=False))
+    assert by_id["m2"].tokens == count_tokens(render_item(b, dated=False))
+    assert by_id["m3"].tokens == heading(c) + count_tokens(render_item(c, dated=False))
+    bundle = ContextBundle(items=packed.items, total_tokens=packed.total_tokens)
+    assert packed.total_tokens == FRAME + sum(i.tokens for i in packed.items) == count_tokens(bundle.render())
+    assert b.tokens == count_tokens(render_item(b))  # the caller's item keeps its standalone count
+    text = bundle.render(header=False)
     assert text.split("\n") == [
         "[7 May 2023]",
         "- (message) Caroline: I adopted a grey cat.",
@@ -98,8 +107,12 @@ def test_each_date_is_charged_once_and_rendered_once() -> None:
 def test_a_shared_date_lets_a_tighter_budget_hold_more() -> None:
     a = dated("m1", "message", "Caroline: I adopted a grey cat.", 1.0, 7, "m1")
     b = dated("m2", "message", "Melanie: My kids painted a sunrise.", 0.9, 7, "m2")
-    budget = count_tokens(a.rendered) + count_tokens(b.rendered) - 1
+    budget = FRAME + count_tokens(render_item(a)) + count_tokens(render_item(b)) - 1
     assert [i.node_id for i in run([a, b], budget=budget).items] == ["m1", "m2"]
+    standalone = pack(
+        [a, b], limit=None, token_budget=budget, mmr_lambda=0.7, duplicate_threshold=0.85, layout="standalone"
+    )
+    assert [i.node_id for i in standalone.items] == ["m1"]  # each entry pays its own date there
 
 
 def test_chunks_take_at_most_their_share_of_the_budget() -> None:
@@ -107,7 +120,7 @@ def test_chunks_take_at_most_their_share_of_the_budget() -> None:
     c1 = item("c1", "chunk", "Caroline: " + words, 1.0, "m1", "m2")
     c2 = item("c2", "chunk", "Melanie: " + words.replace("w", "v"), 0.9, "m3", "m4")
     turn = item("m5", "message", "Melanie: We went camping at the lake.", 0.8, "m5")
-    budget = 4 * count_tokens(c1.content)
+    budget = FRAME + 4 * count_tokens(c1.content)
     pack_ = pack(
         [c1, c2, turn],
         limit=50,

@@ -51,8 +51,12 @@ class UnikoMemoryBlock(BaseMemoryBlock[str]):
     session_id: str | None = Field(
         default=None, description="The uniko session for stored turns; None uses the Memory's session id."
     )
-    k: int = Field(default=8, ge=1, description="How many memory items to recall.")
-    token_budget: int = Field(default=1000, ge=1, description="The recalled memory's token budget.")
+    k: int | None = Field(
+        default=None, ge=1, description="An optional cap on the memory items; None fills the budget."
+    )
+    token_budget: int = Field(
+        default=1000, ge=1, description="The rendered memory's token budget (framing included)."
+    )
     query_messages: int = Field(default=1, ge=1, description="How many latest user messages form the query.")
     sessions: list[str] | None = Field(default=None, description="Recall scope; None: every session.")
     viewer: Viewer | None = Field(default=None, description="Only memory this participant may see.")

@@ -135,7 +135,8 @@ class UnikoRetriever(BaseRetriever):
         super().__init__(callback_manager=callback_manager, verbose=verbose)
 
     def _options(self) -> dict[str, Any]:
-        return {**self.recall_options, "limit": self.k}
+        # One node per item, each with its own date: the budget is charged that way.
+        return {"layout": "standalone", **self.recall_options, "limit": self.k}
 
     def _nodes(self, bundle: ContextBundle) -> list[NodeWithScore]:
         out = []
