@@ -141,8 +141,8 @@ print(middleware.last_bundle.render())
 
 # %% [markdown]
 # ## Inspecting the store
-# Namespaces are the agent's sessions: the store's own (`memories/priya`) and the conversation
-# threads the middleware recorded (`monday`, `friday`).
+# The store lists the namespaces that hold values (`("memories", "priya")`): each names one
+# session of the agent, which the middleware's conversation threads (`monday`, `friday`) share.
 
 # %%
 print(store.list_namespaces())

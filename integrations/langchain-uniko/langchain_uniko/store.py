@@ -45,15 +45,14 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from uniko_memory.errors import IdConflict, ValidationError
 from uniko_memory.facade import Uniko
 from uniko_memory.ingest import Turn
-from uniko_memory.ingest import turn as _turn_checks
-from uniko_memory.ingest.turn import check_turn
+from uniko_memory.ingest.turn import check_session_id, check_turn
 from uniko_memory.model import Message, Tier, Viewer
 from uniko_memory.model import Session as SessionNode
 from uniko_memory.recall import RecallItem
@@ -82,8 +81,6 @@ __all__ = ["UnikoStore"]
 
 _META = "langgraph"
 _SCAN = 100_000
-#: Engines that bound session ids (``MAX_ID_CHARS``) check them with this; older ones accept any.
-_check_session_id: Callable[[object], None] | None = getattr(_turn_checks, "check_session_id", None)
 #: Turn ids are at most 256 characters; a longer base (before ``#<version>``) is hashed.
 _MAX_TURN_BASE = 240
 
@@ -449,13 +446,12 @@ class UnikoStore(BaseStore):
                 "(IngestConfig.max_unit_turns); split it into several batches"
             )
         for position, op in enumerate(puts):
-            if _check_session_id is not None:
-                try:
-                    _check_session_id(_session_of(tuple(op.namespace)))
-                except ValidationError as exc:
-                    raise ValidationError(
-                        f"namespace {tuple(op.namespace)} names no valid session: {exc}"
-                    ) from None
+            try:
+                check_session_id(_session_of(tuple(op.namespace)))
+            except ValidationError as exc:
+                raise ValidationError(
+                    f"namespace {tuple(op.namespace)} names no valid session: {exc}"
+                ) from None
             turn = self._turn(op, 1, datetime.now(UTC))
             turn.metadata[_META]["version"] = 2**31  # the widest version: the check never under-counts
             check_turn(turn, limits.max_turn_chars, position, max_metadata_bytes=limits.max_metadata_bytes)
