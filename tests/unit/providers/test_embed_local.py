@@ -66,6 +66,25 @@ async def test_batching_equals_one_by_one(local_embedder: Any) -> None:
     np.testing.assert_allclose(batched, singles, atol=1e-5)
 
 
+async def test_long_texts_go_in_token_bounded_batches_with_the_same_vectors(local_embedder: Any) -> None:
+    """Issue 16.7: 32 passages of 256 tokens at once grew the runtime's memory pool by ~1 GB; a
+    batch now holds at most ``max_batch_tokens`` padded tokens, whatever its row count."""
+    texts = [f"passage {i} " + "word " * (40 * (i % 7)) for i in range(40)]
+    lengths = [len(e.ids) for e in local_embedder._runtime().tokenizer.encode_batch(texts)]
+    order = np.argsort(lengths, kind="stable")
+    batches = local_embedder._batches(order, lengths)
+    assert sorted(int(i) for b in batches for i in b) == list(range(40))  # every row once
+    for rows in batches:
+        assert len(rows) <= local_embedder.batch_size
+        assert len(rows) == 1 or len(rows) * max(lengths[i] for i in rows) <= local_embedder.max_batch_tokens
+    assert (
+        len(batches) > 40 * max(lengths) // local_embedder.max_batch_tokens // 2
+    )  # long rows go few at a time
+    batched = await local_embedder.embed_documents(texts)
+    singles = np.stack([local_embedder.embed_documents_sync([t])[0] for t in texts])
+    np.testing.assert_allclose(batched, singles, atol=1e-5)
+
+
 async def test_long_text_is_truncated_not_rejected(local_embedder: Any) -> None:
     vec = await local_embedder.embed_documents(["word " * 2000])
     assert vec.shape == (1, 384) and np.isfinite(vec).all()
@@ -118,6 +137,8 @@ def test_config_errors() -> None:
 
     with pytest.raises(ConfigError):
         LocalOnnxEmbedder(batch_size=0)
+    with pytest.raises(ConfigError, match="max_batch_tokens"):
+        LocalOnnxEmbedder(max_batch_tokens=0)
     with pytest.raises(ConfigError):
         LocalOnnxEmbedder(max_length=1000)
     with pytest.raises(ConfigError, match="not found"):
