@@ -23,6 +23,7 @@ from .consolidation import CycleStats, run_cycle
 from .consolidation.forget import (
     ForgetReport,
     ForgetRequest,
+    finish_pending,
     forget_messages,
     forget_participant,
     pending_jobs,
@@ -347,11 +348,10 @@ class Agent:
 
         async def run() -> ForgetReport:
             # A job for this very turn cut short earlier (the turn may be gone already): finish it.
-            for done, report in await resume_forgets(
-                store, self.agent_id, rebuild_session=self._rebuild_session
-            ):
-                if done == request:
-                    return report
+            if (
+                report := await finish_pending(store, self.agent_id, request, self._rebuild_session)
+            ) is not None:
+                return report
             msg = await store.get(self.agent_id, mid)
             if not isinstance(msg, Message) or msg.session_id != session_id(self.agent_id, session):
                 raise NotFound(f"no turn {turn_id!r} in session {session!r} of agent {self.agent_id!r}")

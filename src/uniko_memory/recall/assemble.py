@@ -181,6 +181,11 @@ def _tokens(text: str) -> frozenset[str]:
     return frozenset(_WORD.findall(text.lower()))
 
 
+def _share(words: set[str], of: frozenset[str]) -> float:
+    """How much of ``of`` (a turn's words) ``words`` (its statements' words) hold."""
+    return len(words & of) / len(of) if of else 1.0
+
+
 def _redundancy(sim: float) -> float:
     """MMR's penalty counts only overlap beyond ``MMR_SIMILARITY_FLOOR``: items on the same topic
     share words (names, the subject) without repeating each other; near-paraphrases are penalised."""
@@ -212,6 +217,20 @@ class Charges:
         frame = sum(counter.count(t) for t in (MEMORY_HEADER, MEMORY_OPEN, MEMORY_CLOSE)) + 2 * newline
         return cls(counter, layout, frame, newline)
 
+    def shares(self, items: Sequence[RecallItem]) -> list[int]:
+        """Each item's charge in this order: its entry, a line break, the heading it opens."""
+        out, dated = [], set()
+        for it in items:
+            label = item_label(it)
+            grouped = self.layout == "grouped"
+            entry = self.counter.count(render_item(it, dated=not grouped or not label))
+            heading = grouped and bool(label) and label not in dated
+            out.append(
+                entry + self.newline + (self.counter.count(label.strip()) + self.newline if heading else 0)
+            )
+            dated.add(label)
+        return out
+
     def rendered(self, items: Sequence[RecallItem]) -> int:
         """Tokens of the framed text and of the text without framing: the bundle must fit both."""
         framed = self.counter.count(render_text(items, self.layout))
@@ -229,14 +248,17 @@ def pack(
     chunk_share: float = 1.0,
     counter: TokenCounter | None = None,
     layout: Layout = "grouped",
+    statement_carries_turn: float = 0.0,
 ) -> Packed:
     """Greedy MMR selection under the limit and the token budget, skipping redundant items.
 
     Redundant = near-duplicate text (Jaccard above the threshold), any item whose source turns are
     all already in the bundle verbatim (a Message or chunk quoting them renders their relative
-    dates resolved), or a Message whose turn is already carried by a statement drawn from it alone
-    (an Observation or a single-source Fact: its gist, dates resolved, in far fewer tokens).
-    Which of the two comes first is the ranking's call.
+    dates resolved), or a Message whose turn is already carried by the statements drawn from it
+    alone (Observations or single-source Facts: its gist, dates resolved, in far fewer tokens).
+    Those statements carry the turn only when their words hold at least ``statement_carries_turn``
+    of the turn's words; otherwise (one clause of a longer turn) the Message replaces them, as it
+    says all they say. Which comes first is the ranking's call.
 
     A chunk quotes about ten turns, most of them beside the point: chunks may take at most
     ``chunk_share`` of the budget, so they cannot crowd out the turns that answer.
@@ -251,7 +273,7 @@ def pack(
     grouped = layout == "grouped"
     chosen: list[RecallItem] = []
     covered: set[str] = set()  # turns quoted verbatim
-    stated: set[str] = set()  # turns carried by a statement drawn from that turn alone
+    stated: dict[str, set[str]] = {}  # turn -> the words of the statements drawn from it alone
     dated: set[str] = set()  # date labels already written
     dropped: dict[str, str] = {}
     total = charges.frame
@@ -280,9 +302,12 @@ def pack(
         if raw and msgs and msgs <= covered:
             dropped[it.node_id] = "evidence already in bundle"
             continue
-        if it.kind == "message" and msgs and msgs <= stated:
-            dropped[it.node_id] = "turn already stated in bundle"
-            continue
+        replaced: list[RecallItem] = []  # statements this Message quotes in full
+        if it.kind == "message" and msgs and msgs <= stated.keys():
+            if all(_share(stated[m], _tokens(it.content)) >= statement_carries_turn for m in msgs):
+                dropped[it.node_id] = "turn already stated in bundle"
+                continue
+            replaced = [c for c in chosen if c.statement_source() in msgs]
         if not raw and msgs and msgs <= covered:
             # A statement drawn from turns the bundle already quotes (with their dates resolved)
             # adds no evidence: its tokens go to other turns.
@@ -305,7 +330,24 @@ def pack(
             finish_render(it, charges.counter)  # keeps the label in front
         entry = count(render_item(it, dated=False)) if grouped and label else it.tokens
         cost = entry + charges.newline + heading_cost
-        if total + cost > token_budget:
+        if replaced:
+            kept = [c for c in chosen if c not in replaced]
+            kept_total = charges.frame + sum(charges.shares(kept))
+            heading = grouped and bool(label) and label not in {item_label(c) for c in kept}
+            cost = entry + charges.newline + (count(label.strip()) + charges.newline if heading else 0)
+            if kept_total + cost > token_budget:
+                dropped[it.node_id] = "token budget"
+                continue
+            for c in replaced:
+                dropped[c.node_id] = "source turns already in bundle"
+            chosen = [
+                c.model_copy(update={"tokens": t}) for c, t in zip(kept, charges.shares(kept), strict=True)
+            ]
+            total = kept_total
+            dated = {item_label(c) for c in chosen}
+            for m in msgs:
+                stated.pop(m, None)
+        elif total + cost > token_budget:
             dropped[it.node_id] = "token budget"
             continue
         if it.kind == "chunk":
@@ -319,7 +361,7 @@ def pack(
         if raw:
             covered |= msgs
         elif (source := it.statement_source()) is not None:
-            stated.add(source)
+            stated.setdefault(source, set()).update(_tokens(it.content))
         toks = token_sets[best] or _tokens(it.content)
         n_toks = len(toks)
         if not n_toks:

@@ -476,6 +476,7 @@ async def _finish(
             chunk_share=cfg.chunk_budget_share,
             counter=cas.counter,
             layout=cfg.layout,
+            statement_carries_turn=cfg.statement_carries_turn,
         )
 
     # Evidence is re-checked for what was packed only; a refusal repacks without the item, which

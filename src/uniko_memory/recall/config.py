@@ -97,6 +97,10 @@ class RecallConfig(BaseModel):
     # phase 2 channels
     mmr_lambda: float = Field(0.7, ge=0.0, le=1.0)
     mmr_duplicate_threshold: float = Field(0.85, ge=0.0, le=1.0)
+    #: The statements drawn from one turn alone make that turn redundant only when their words
+    #: hold this share of the turn's; one clause of a longer turn does not, and the turn, quoted
+    #: whole, replaces them (0 is "any statement carries its turn").
+    statement_carries_turn: float = Field(0.6, ge=0.0, le=1.0)
     temporal_enabled: bool = True
     graph_enabled: bool = True
     graph_damping: float = Field(0.85, gt=0.0, lt=1.0)

@@ -71,7 +71,8 @@ def items(draw: st.DrawFn) -> list[RecallItem]:
                 content=text,
                 rendered=label + text,
                 timestamp=ts,
-                sources=[RecallSource(message_id=f"m{i}")],
+                # shared sources: statements drawn from a turn meet that turn (and may be replaced by it)
+                sources=[RecallSource(message_id=f"m{draw(st.integers(0, 8))}")],
             )
         )
     return out
@@ -84,9 +85,10 @@ def items(draw: st.DrawFn) -> list[RecallItem]:
     counter=st.sampled_from(sorted(COUNTERS)),
     layout=st.sampled_from(["grouped", "standalone"]),
     limit=st.one_of(st.none(), st.integers(1, 30)),
+    carries=st.sampled_from([0.0, 0.6, 1.0]),
 )
 def test_every_render_mode_fits_the_budget_in_the_counters_tokens(
-    ranked: list[RecallItem], budget: int, counter: str, layout: str, limit: int | None
+    ranked: list[RecallItem], budget: int, counter: str, layout: str, limit: int | None, carries: float
 ) -> None:
     count = COUNTERS[counter].count
     packed = pack(
@@ -97,6 +99,7 @@ def test_every_render_mode_fits_the_budget_in_the_counters_tokens(
         duplicate_threshold=0.85,
         counter=COUNTERS[counter],
         layout=layout,  # type: ignore[arg-type]
+        statement_carries_turn=carries,
     )
     bundle = ContextBundle(
         items=packed.items, total_tokens=packed.total_tokens, layout=layout, token_budget=budget
@@ -105,6 +108,7 @@ def test_every_render_mode_fits_the_budget_in_the_counters_tokens(
     assert count(framed) <= budget and count(bare) <= budget
     assert packed.total_tokens == count(framed)
     assert limit is None or len(packed.items) <= limit
+    assert len({i.node_id for i in packed.items}) == len(packed.items)
     if not packed.items:
         assert framed == bare == ""
 

@@ -50,6 +50,42 @@ def test_statement_drawn_from_one_turn_makes_that_turn_redundant() -> None:
     assert packed.dropped["m1"] == "turn already stated in bundle"
 
 
+def test_one_clause_of_a_longer_turn_is_replaced_by_the_turn() -> None:
+    """Issue 17: an Observation that carries one clause of a turn made the turn redundant, and the
+    answer ("once or twice a year") never reached the prompt. The turn now replaces it."""
+    obs = item("o1", "observation", "Seeing Melanie's kids' faces at the beach was the best.", 1.0, "m1")
+    turn = item(
+        "m1",
+        "message",
+        "Melanie: Seeing my kids' faces at the beach was the best! We don't go often, usually only "
+        "once or twice a year.",
+        0.9,
+        "m1",
+    )
+    other = item("m2", "message", "Caroline: I adopted a grey cat.", 0.8, "m2")
+    packed = pack(
+        [obs, turn, other],
+        limit=None,
+        token_budget=1000,
+        mmr_lambda=0.7,
+        duplicate_threshold=0.85,
+        statement_carries_turn=0.6,
+    )
+    assert [i.node_id for i in packed.items] == ["m1", "m2"]
+    assert packed.dropped["o1"] == "source turns already in bundle"
+    bundle = ContextBundle(items=packed.items, total_tokens=packed.total_tokens)
+    assert packed.total_tokens == count_tokens(bundle.render()) == FRAME + sum(i.tokens for i in packed.items)
+    # A statement that holds most of its turn's words still stands for it.
+    whole = item("o2", "observation", "Caroline adopted a grey cat.", 1.0, "m2")
+    kept = pack([whole, other], limit=None, token_budget=1000, mmr_lambda=0.7, duplicate_threshold=0.85,
+                statement_carries_turn=0.6)  # fmt: skip
+    assert [i.node_id for i in kept.items] == ["o2"] and kept.dropped["m2"] == "turn already stated in bundle"
+    # The replacement must fit: at a budget the statement fits and the turn does not, it stays.
+    tight = FRAME + count_tokens(render_item(obs)) + 2
+    assert [i.node_id for i in pack([obs, turn], limit=None, token_budget=tight, mmr_lambda=0.7,
+            duplicate_threshold=0.85, statement_carries_turn=0.6).items] == ["o1"]  # fmt: skip
+
+
 def test_fact_drawn_from_several_turns_does_not_replace_them() -> None:
     fact = item("f1", "fact", "Caroline has a cat.", 1.0, "m1", "m7")
     turn = item("m1", "message", "Caroline: I adopted a grey cat from the Boston shelter.", 0.9, "m1")

@@ -53,6 +53,7 @@ __all__ = [
     "ForgetRequest",
     "RebuildSession",
     "blanked",
+    "finish_pending",
     "forget_messages",
     "forget_participant",
     "pending_jobs",
@@ -106,9 +107,10 @@ async def _run(
     return await _carry_out(store, agent, job, rebuild)
 
 
-async def _resumed(
+async def finish_pending(
     store: Store, agent: str, request: ForgetRequest, rebuild: RebuildSession | None
 ) -> ForgetReport | None:
+    """Finish the agent's interrupted jobs; the report of the one for ``request``, if there was one."""
     for done, report in await resume_forgets(store, agent, rebuild_session=rebuild):
         if done == request:
             return report
@@ -127,7 +129,7 @@ async def forget_messages(
 ) -> ForgetReport:
     """Forget (redact) or delete messages and what was derived from them; see the module docstring."""
     request = ForgetRequest(kind="messages", targets=sorted(set(message_ids)), hard=hard)
-    if (report := await _resumed(store, agent, request, rebuild_session)) is not None:
+    if (report := await finish_pending(store, agent, request, rebuild_session)) is not None:
         return report
     plan = await plan_messages(store, agent, request.targets, hard=hard)
     return await _run(store, agent, request, plan, rebuild_session, now)
@@ -152,7 +154,7 @@ async def forget_participant(
     request = ForgetRequest(
         kind="participant", targets=[pid], hard=hard, about=hard if about is None else about
     )
-    if (report := await _resumed(store, agent, request, rebuild_session)) is not None:
+    if (report := await finish_pending(store, agent, request, rebuild_session)) is not None:
         return report
     plan = await plan_participant(store, agent, pid, hard=hard, about=request.about)
     if plan is None:
