@@ -22,6 +22,7 @@ __all__ = [
     "TokenCounter",
     "as_token_counter",
     "default_token_counter",
+    "is_additive_over_lines",
     "word_lower_bound",
 ]
 
@@ -38,6 +39,17 @@ class TokenCounter(Protocol):
     name: str
 
     def count(self, text: str) -> int: ...
+
+
+def is_additive_over_lines(counter: TokenCounter) -> bool:
+    """Whether ``count("\n".join(lines)) == sum(count(line) for line in lines)`` always holds:
+    WordPiece never joins text across whitespace and a line break is no token of its own. Packing
+    then trusts its running sum; for other counters it counts the rendered text whole."""
+    if not isinstance(counter, MiniLMTokenCounter):
+        return False
+    from uniko_memory.tokens import is_exact
+
+    return is_exact()  # the approximation used without ``tokenizers`` rounds up per text
 
 
 class MiniLMTokenCounter:

@@ -16,7 +16,12 @@ from functools import lru_cache
 from typing import Any
 
 from ..model import Chunk, Episode, Fact, Message, Node, Observation, Procedure, Summary, Topic
-from ..providers.token_counter import TokenCounter, default_token_counter, word_lower_bound
+from ..providers.token_counter import (
+    TokenCounter,
+    default_token_counter,
+    is_additive_over_lines,
+    word_lower_bound,
+)
 from .items import (
     MEMORY_CLOSE,
     MEMORY_HEADER,
@@ -385,9 +390,13 @@ def pack(
                 value[i] = relevance[i] - (1 - mmr_lambda) * _redundancy(sim)
     for i in alive:
         dropped.setdefault(pool[i].node_id, "limit")
+    if not chosen:
+        return Packed(chosen, 0, dropped)
+    if is_additive_over_lines(charges.counter):
+        return Packed(chosen, total, dropped)  # the running sum is the text's count, exactly
     # The contract is on the text: count it whole (a counter may merge across line breaks), and
     # drop from the end, the least valuable by packing order, until every render mode fits.
-    rendered = charges.rendered(chosen) if chosen else 0
+    rendered = charges.rendered(chosen)
     while chosen and rendered > token_budget:
         dropped[chosen.pop().node_id] = "token budget (rendered text)"
         rendered = charges.rendered(chosen) if chosen else 0

@@ -6,6 +6,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from datetime import datetime
+from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -190,6 +191,7 @@ def render_item(item: RecallItem, *, dated: bool = True) -> str:
     return "\n".join([f"- {label}({kind}) {first}".rstrip(), *(f"  | {line}".rstrip() for line in rest)])
 
 
+@lru_cache(maxsize=8192)  # a bundle's few dates are labelled hundreds of times per recall
 def date_label(ts: datetime | None, end: datetime | None = None) -> str:
     if ts is None:
         return ""
