@@ -96,6 +96,7 @@ class InputTurn:
 def check_turns(turns: Sequence[InputTurn], limits: Any) -> None:
     """The engine's per-turn checks (``IngestConfig`` limits), run before anything is stored."""
     from .errors import ValidationError
+    from .ingest.bulk import refusal_reason
     from .ingest.turn import check_session_id, check_turn
 
     for t in turns:
@@ -108,12 +109,7 @@ def check_turns(turns: Sequence[InputTurn], limits: Any) -> None:
                 max_addressed_to=limits.max_addressed_to,
             )
         except (ValidationError, ValueError) as exc:
-            raise InputError(f"{t.where} (turn id {t.id!r}): {_reason(exc)}") from None
-
-
-def _reason(exc: Exception) -> str:
-    """An engine error about one turn, without the unit-relative "turn 0" it starts with."""
-    return " ".join(str(exc).replace("turn 0 ", "turn ", 1).split())
+            raise InputError(f"{t.where} (turn id {t.id!r}): {refusal_reason(exc)}") from None
 
 
 def load_sample() -> list[dict[str, Any]]:
@@ -407,7 +403,7 @@ async def ingest_turns(
     naming its record instead. Any other error (the store failing, the engine closing) stops the
     run: it is not about one turn.
     """
-    from .errors import IdConflict, ValidationError
+    from .ingest.bulk import TURN_REFUSALS, refusal_reason
 
     summary = IngestSummary(turns=len(turns))
     t0 = time.perf_counter()
@@ -415,8 +411,8 @@ async def ingest_turns(
     for position, t in enumerate(turns):
         try:
             result = await uni.agent(t.agent).session(t.session).observe(t.turn())
-        except (ValidationError, IdConflict, ValueError) as exc:
-            rejected = RejectedTurn(position, t.where, t.id, t.agent, t.session, _reason(exc))
+        except TURN_REFUSALS as exc:
+            rejected = RejectedTurn(position, t.where, t.id, t.agent, t.session, refusal_reason(exc))
             if strict:
                 raise InputError(rejected.describe()) from None
             summary.rejected.append(rejected)

@@ -13,7 +13,7 @@ import asyncio
 import functools
 import logging
 import threading
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
@@ -33,9 +33,10 @@ from .cortex import SweepGate, SweepReport, match_procedures, record_procedure_u
 from .errors import ClosedError, NotFound, UnikoError, ValidationError
 from .ingest.artifacts import ArtifactIngest, ArtifactReport, ArtifactSource
 from .ingest.atomic import AtomicIngest, ObserveResult, UnitResult
+from .ingest.bulk import TURN_REFUSALS, BulkObserveResult, RefusedTurn, refusal_reason
 from .ingest.finalize import FinalizeReport, SessionFinalizer
 from .ingest.post import PostIngest
-from .ingest.turn import Turn
+from .ingest.turn import Turn, check_session_id
 from .knowledge_base import KnowledgeBase
 from .model import Episode, Message, Procedure, Tier, message_id, participant_id, session_id
 from .model import Session as SessionNode
@@ -114,8 +115,7 @@ class Session:
     """One conversation thread of an agent; created on first use."""
 
     def __init__(self, uni: Uniko, agent_id: str, external_id: str) -> None:
-        if not isinstance(external_id, str) or not external_id.strip():
-            raise ValidationError("session id must be a non-empty string")
+        check_session_id(external_id)  # refused here, not at the first write
         self._uni = uni
         self.agent_id = agent_id
         self.session_id = external_id
@@ -126,6 +126,26 @@ class Session:
         """Store one turn (P1 + P2) and return once it is durable; P3/P7a follow in the background."""
         result = await self.commit_unit([turn])
         return result.results[0].model_copy(update={"timings": result.timings})
+
+    @_engine
+    async def observe_each(self, turns: Iterable[Turn]) -> BulkObserveResult:
+        """Store many turns, one transaction each (an import); a turn the engine refuses is
+        reported in ``refused`` with its position and reason, and the next one follows.
+
+        Unlike ``commit_unit`` (all or nothing), what was stored stays stored. An error that is
+        not about one turn (the store failing) stops the run and is raised.
+        """
+        out = BulkObserveResult()
+        for position, turn in enumerate(turns):
+            try:
+                result = await self.observe(turn)
+            except TURN_REFUSALS as exc:
+                turn_id = turn.id if isinstance(turn, Turn) else None
+                out.refused.append(RefusedTurn(position=position, id=turn_id, reason=refusal_reason(exc)))
+                continue
+            out.replays += result.was_replay
+            out.stored += not result.was_replay
+        return out
 
     @_engine
     async def commit_unit(self, turns: Sequence[Turn]) -> UnitResult:
@@ -155,6 +175,9 @@ class Session:
     # Blocking twins (thin: they run the async verb on the engine loop).
     def observe_sync(self, turn: Turn) -> ObserveResult:
         return self._uni._run_sync(self.observe(turn))
+
+    def observe_each_sync(self, turns: Iterable[Turn]) -> BulkObserveResult:
+        return self._uni._run_sync(self.observe_each(turns))
 
     def commit_unit_sync(self, turns: Sequence[Turn]) -> UnitResult:
         return self._uni._run_sync(self.commit_unit(turns))
