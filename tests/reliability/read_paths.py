@@ -632,6 +632,7 @@ NOT_READS: dict[str, str] = {
     "Agent.forget_participant": "write (redaction or deletion)",
     "Agent.ingest_artifact": "write (a document and its chunks); returns its ids and counts",
     "Session.observe": "write",
+    "Session.observe_each": "write (its result holds counts, positions and reasons, no memory)",
     "Session.commit_unit": "write",
     "Session.unit": "a builder for a write",
     "Session.submit": "write (streaming ingest)",
