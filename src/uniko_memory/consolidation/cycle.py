@@ -17,7 +17,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel
@@ -80,6 +80,16 @@ class CycleStats(BaseModel):
 def confidence(n: int) -> float:
     """Laplace-smoothed confidence after ``n`` supporting observations: (n+1)/(n+2)."""
     return (n + 1) / (n + 2)
+
+
+def event_start(obs: Observation) -> tuple[datetime, Literal["event", "said"]]:
+    """When a Fact from ``obs`` starts: the event the turn dates ("yesterday", "last week") when that
+    lies before the turn, else the time it was said (a plan for "next October" starts being true when
+    stated; an undated statement claims nothing earlier)."""
+    lo = obs.anchor_lo
+    if lo is not None and lo <= obs.observed_at:
+        return lo, "event"
+    return obs.observed_at, "said"
 
 
 def embed_text(fact: Fact, date_prefix: bool) -> str:
@@ -202,6 +212,8 @@ def _materialize(agent: str, config: UnikoConfig, plans: Sequence[GroupPlan], no
     out = _Outcome()
     for nf in (nf for p in plans for nf in p.new):
         n = len(nf.votes)
+        shown = nf.surface.obs
+        start, basis = event_start(nf.votes[0].obs)
         out.facts[nf.id] = Fact(
             id=nf.id,
             agent=agent,
@@ -211,22 +223,28 @@ def _materialize(agent: str, config: UnikoConfig, plans: Sequence[GroupPlan], no
             object=nf.object,
             confidence=confidence(n),
             observation_count=n,
-            valid_from=nf.valid_from,
+            valid_from=start,
+            time_basis=basis,
             certainty="definite" if n >= cc.definite_at_observations else "approximate",
             visibility=nf.group.visibility,
+            text=shown.content or None,
+            text_source=shown.id if shown.content else None,
         )
         out.support[nf.id] = list(nf.votes)
         out.created.append(nf.id)
     for r in (r for p in plans for r in p.reinforce):
         base = out.facts.get(r.fact.id, r.fact)
         n = base.observation_count + len(r.votes)
-        out.facts[r.fact.id] = base.model_copy(
-            update={
-                "observation_count": n,
-                "confidence": confidence(n),
-                "certainty": "definite" if n >= cc.definite_at_observations else base.certainty,
-            }
-        )
+        update: dict[str, Any] = {
+            "observation_count": n,
+            "confidence": confidence(n),
+            "certainty": "definite" if n >= cc.definite_at_observations else base.certainty,
+        }
+        if not base.text:  # written before Facts kept a sentence, or its sentence was forgotten
+            fresh = next((v.obs for v in r.votes if v.obs.content), None)
+            if fresh is not None:
+                update |= {"text": fresh.content, "text_source": fresh.id}
+        out.facts[r.fact.id] = base.model_copy(update=update)
         out.support[r.fact.id].extend(r.votes)
         if r.fact.id not in out.reinforced:
             out.reinforced.append(r.fact.id)

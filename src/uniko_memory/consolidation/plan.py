@@ -162,6 +162,12 @@ class NewFact:
     def object(self) -> str:
         return mode_string([(v.object, v.at) for v in self.votes])
 
+    @property
+    def surface(self) -> Vote:
+        """The vote whose sentence the Fact shows: the earliest that words it as the Fact does."""
+        subject, obj = self.subject, self.object
+        return next((v for v in self.votes if v.subject == subject and v.object == obj), self.votes[0])
+
 
 @dataclass(eq=False)
 class Reinforce:

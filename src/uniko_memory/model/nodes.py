@@ -12,6 +12,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from .statement import tensed_statement
 from .time import UtcDatetime, utcnow
 from .visibility import is_well_formed
 
@@ -189,7 +190,7 @@ class Observation(Node):
 class Fact(Node):
     tier = Tier.FACT
     #: Every word of the statement (and its normalised subject): a redacted Fact keeps none of them.
-    content_fields = ("subject", "predicate", "object", "subject_key")
+    content_fields = ("subject", "predicate", "object", "subject_key", "text")
     time_field = "valid_from"
     subject: str
     predicate: str
@@ -205,9 +206,21 @@ class Fact(Node):
     category: str | None = None
     #: Normalised subject (the consolidation group key); None on Facts written before it existed.
     subject_key: str | None = None
+    #: The sentence a prompt sees: the first supporting Observation's text (the speaker's words in the
+    #: third person, dates resolved). The triple stays structured data for consolidation. None on Facts
+    #: written before it existed, or when that Observation was forgotten: then a tensed template.
+    text: str | None = None
+    #: The Observation ``text`` was taken from (forgetting it drops the sentence).
+    text_source: str | None = None
+    #: What ``valid_from`` is: the time of the event the statement dates ("yesterday" -> that day), or
+    #: the time it was said when the statement carries no date (then nothing earlier is claimed).
+    time_basis: Literal["event", "said"] = "said"
 
     def statement(self) -> str:
-        return f"{self.subject} {self.predicate.replace('_', ' ')} {self.object}".strip()
+        """A readable sentence: ``text`` when present, else the triple in a tensed template."""
+        if self.text:
+            return self.text
+        return tensed_statement(self.subject, self.predicate, self.object)
 
     def search_text(self) -> str | None:
         return None if self.redacted else self.statement()

@@ -52,8 +52,9 @@ _REL = r"(?P<rel>last|this\s+past|past|this\s+coming|coming|this|next)"
 _NOT_PART_OF = r"(?!\s+(?:of|in)\b)"
 _NOT_UNIT = r"(?!\s*(?:%|percent|people|persons|steps|miles|km|kilometers|meters|metres|words|pages|dollars|euros|times|points|calories|feet|pounds|kg|lbs?)\b)"
 _FUTURE = re.compile(
-    r"\b(?:will|shall|gonna|going\s+to|plan(?:s|ning|ned)?\s+(?:to|on)|hope\s+to|can(?:no|')t\s+wait"
-    r"|looking\s+forward|upcoming|next)\b|['’]ll\b",
+    r"\b(?:will|shall|gonna|going\s+to|plan(?:s|ning|ned)?\s+(?:to|on)|hop(?:e|es|ing)\s+to|can(?:no|')t\s+wait"
+    r"|looking\s+forward|upcoming|next|goals?\s+(?:is|are)\s+to|aim(?:s|ing)?\s+to|wants?\s+to|wanna"
+    r"|intend(?:s|ing)?\s+to|about\s+to)\b|['’]ll\b",
     re.IGNORECASE,
 )
 

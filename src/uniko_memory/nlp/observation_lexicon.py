@@ -126,6 +126,28 @@ MALE_NOUNS = frozenset(
         "stepfather",
     }
 )  # fmt: skip
+# Animals a later he / she (or it) can point to: "my cat ... she hides under the sofa".
+ANIMAL_NOUNS = frozenset(
+    {
+        "cat", "kitten", "kitty", "dog", "puppy", "pup", "pet", "horse", "pony", "bird", "parrot",
+        "rabbit", "bunny", "hamster", "guinea", "turtle", "tortoise", "fish", "snake", "lizard",
+        "gecko", "ferret", "chicken", "hen", "goat", "cow", "pig", "sheep", "duck", "mouse", "rat",
+    }
+)  # fmt: skip
+# Heads of proper names that name a place or an organisation, never a person ("42 Wallaby Lane",
+# "Baker Street", "Northwind Analytics"), whatever the entity tagger says.
+PLACE_HEADS = frozenset(
+    {
+        "lane", "street", "st", "road", "rd", "avenue", "ave", "drive", "boulevard", "blvd", "way",
+        "court", "place", "square", "terrace", "crescent", "close", "park", "hill", "heights",
+        "mountain", "mount", "lake", "river", "beach", "bay", "island", "valley", "city", "town",
+        "county", "state", "province", "hospital", "clinic", "school", "academy", "university",
+        "college", "institute", "center", "centre", "cafe", "café", "restaurant", "bar", "pub",
+        "hotel", "inn", "airport", "station", "mall", "market", "store", "shop", "church",
+        "museum", "gallery", "library", "theater", "theatre", "stadium", "arena", "studio", "gym",
+        "inc", "ltd", "llc", "corp", "company", "co", "group", "analytics", "labs", "bank",
+    }
+)  # fmt: skip
 # Singular nouns for groups of people, which a later "they" points to.
 COLLECTIVE_NOUNS = frozenset({"family", "folks", "crew", "team", "gang", "couple", "parents"})
 

@@ -25,12 +25,14 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from uniko_memory.nlp.observation_lexicon import (
+    ANIMAL_NOUNS,
     COLLECTIVE_NOUNS,
     DISCOURSE_LEADERS,
     FEMALE_NOUNS,
     FIRST_PERSON,
     MALE_NOUNS,
     PERSON_NOUNS,
+    PLACE_HEADS,
     PLURAL_FIRST,
     SECOND_PERSON,
     THIRD_PERSON,
@@ -40,7 +42,7 @@ from uniko_memory.nlp.observation_lexicon import (
     normalize_name,
     third_singular,
 )
-from uniko_memory.nlp.observation_types import Antecedent, AntecedentKind, Gender, PronounState
+from uniko_memory.nlp.observation_types import Antecedent, AntecedentKind, Gender, PronounState, unambiguous
 from uniko_memory.nlp.temporal import TemporalMatch, absolute_phrase, find_temporal_phrases, format_window
 
 if TYPE_CHECKING:
@@ -355,6 +357,7 @@ class SentenceRender:
         subject = tok.dep_ in ("nsubj", "nsubjpass")
         possessive = tok.dep_ == "poss" or tok.tag_ == "PRP$"
         human_only = kind != "person" and not subject and not possessive
+        people: list[Antecedent] = []
         for i, antecedent in reversed(self.candidates):
             if i >= tok.i or antecedent.kind != kind or (human_only and not antecedent.human):
                 continue
@@ -362,7 +365,11 @@ class SentenceRender:
                 continue
             if gender is not None and antecedent.gender is not None and antecedent.gender != gender:
                 continue
-            return antecedent
+            if kind != "person":
+                return antecedent
+            people.append(antecedent)
+        if people:  # "Tom called Jim and he ...": two people, no way to tell: abstain
+            return unambiguous(people, gender)
         return self.state.resolve(kind, gender, human_only=human_only)
 
     def _noun_candidate(self, tok: Token) -> None:
@@ -378,7 +385,18 @@ class SentenceRender:
         lemma = tok.lemma_.lower()
         role_lemma = role.lemma_.lower()
         plural = tok.tag_ in ("NNS", "NNPS") or lemma in COLLECTIVE_NOUNS
-        is_person = tok.ent_type_ == "PERSON" or lemma in PERSON_NOUNS or role_lemma in PERSON_NOUNS
+        # a street, a shop or a company is never "she", whatever the tagger said ("42 Wallaby Lane")
+        place = tok.pos_ == "PROPN" and (
+            lemma in PLACE_HEADS or any(c.dep_ == "nummod" for c in tok.children)
+        )
+        is_person = not place and (
+            tok.ent_type_ == "PERSON"
+            or lemma in PERSON_NOUNS
+            or role_lemma in PERSON_NOUNS
+            # an untagged name as the subject of a verb is most often someone ("Erin lives at ...")
+            or (tok.pos_ == "PROPN" and not tok.ent_type_ and tok.dep_ in ("nsubj", "nsubjpass"))
+        )
+        animal = lemma in ANIMAL_NOUNS or role_lemma in ANIMAL_NOUNS
         name_toks = [t for t in tok.lefts if t.dep_ == "compound" and t.pos_ == "PROPN"] + [tok]
         if tok.pos_ == "PROPN":
             name = " ".join(t.text for t in name_toks)
@@ -400,6 +418,8 @@ class SentenceRender:
         if text:
             antecedent = Antecedent(text=text, kind=kind, entity=ent, gender=gender, human=human, rank=rank)
             self.candidates.append((tok.i, antecedent))
+            if animal and kind == "thing":  # a pet is "it" and "she" alike, never a person in object slots
+                self.candidates.append((tok.i, replace(antecedent, kind="person", human=False)))
 
     def _is_participant(self, name: str) -> bool:
         low = name.lower()

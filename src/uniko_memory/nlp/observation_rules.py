@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -61,6 +62,13 @@ _ATTITUDE_VERBS = frozenset(
 )  # fmt: skip
 _DEGREE_NOUNS = frozenset({"lot", "lots", "bit", "ton", "tons", "bunch", "little"})
 _MAX_OBJECT_TOKENS = 20
+
+
+# A statement that ends on "to", a preposition or a conjunction lost its point to another clause.
+_DANGLING_END = re.compile(
+    r"\b(?:to|of|for|with|about|at|from|into|and|or|but|because|than|the|a|an|my|your)[\s.,!?;:-]*$",
+    re.IGNORECASE,
+)
 
 
 def _has_to(verb: Token) -> bool:
@@ -171,6 +179,9 @@ class SentenceRules(SentenceRender):
                 clause.elided_aux = elided_aux
                 if head.tag_ in ("VB", "VBP") and not any(c.dep_ == "aux" for c in head.children):
                     self.repl[head.i] = third_singular(head.text.lower())
+        if clause.subject and not any(t.is_alpha for t in clause.subject):
+            self._reject("no_word_subject", clause)  # a bracket or a symbol parsed as the subject
+            return None
         lo, hi = self._segment(head)
         if any(not lo <= t.i < hi for t in clause.subject):
             self._reject("split_subject", clause)
@@ -474,6 +485,9 @@ class SentenceRules(SentenceRender):
         content = self.render(clause.tokens)
         if len(content.split()) < 3:
             self._reject("short", clause)
+            return None
+        if _DANGLING_END.search(content):
+            self._reject("dangling", clause)  # "I love to." / "we talked about" : the point is elsewhere
             return None
         subject = self.render(clause.subject) if clause.subject else self.speaker
         object_text = self._object_text(obj, ids) if obj is not None else None

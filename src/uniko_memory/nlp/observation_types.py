@@ -59,6 +59,23 @@ class Antecedent:
     tick: int = 0
 
 
+def unambiguous(candidates: list[Antecedent], gender: Gender) -> Antecedent | None:
+    """The one person a he / she can mean among equally recent ``candidates``, or None.
+
+    Several people (or a person and a pet) mentioned together leave "she" open ("My roommate got a
+    cat. She hides under the sofa"): the statement is better not made than made about the wrong
+    one. A gender that only one of them has settles it ("My mum took my son ... she").
+    """
+    distinct = list({a.text.lower(): a for a in candidates}.values())
+    if len(distinct) == 1:
+        return distinct[0]
+    if gender is not None:
+        exact = [a for a in distinct if a.gender == gender]
+        if len(exact) == 1:
+            return exact[0]
+    return None
+
+
 @dataclass(slots=True)
 class PronounState:
     """Recent third-person antecedents of one session, newest last.
@@ -78,7 +95,8 @@ class PronounState:
     def note(self, antecedent: Antecedent) -> None:
         """Make ``antecedent`` the most recent one (moving it up if already known)."""
         antecedent = replace(antecedent, tick=self.tick)
-        self.recent = [a for a in self.recent if a.text.lower() != antecedent.text.lower()]
+        key = (antecedent.text.lower(), antecedent.kind)  # a pet is noted as a thing and as a "she"
+        self.recent = [a for a in self.recent if (a.text.lower(), a.kind) != key]
         self.recent.append(antecedent)
         if len(self.recent) > self.max_items:
             del self.recent[: len(self.recent) - self.max_items]
@@ -94,8 +112,7 @@ class PronounState:
         ``gender``: the latest sentence first, then subject over object over the rest, then the
         later mention. ``human_only`` keeps only people."""
         window = self.person_window if kind == "person" else self.thing_window
-        best: tuple[int, int, int] | None = None
-        found: Antecedent | None = None
+        live: list[tuple[tuple[int, int, int], Antecedent]] = []
         for order, antecedent in enumerate(self.recent):
             if antecedent.kind != kind or self.tick - antecedent.tick > window:
                 continue
@@ -103,10 +120,13 @@ class PronounState:
                 continue
             if human_only and not antecedent.human:
                 continue
-            key = (antecedent.tick, antecedent.rank, order)
-            if best is None or key > best:
-                best, found = key, antecedent
-        return found
+            live.append(((antecedent.tick, antecedent.rank, order), antecedent))
+        if not live:
+            return None
+        if kind == "person":
+            newest = max(key[0] for key, _ in live)
+            return unambiguous([a for key, a in live if key[0] == newest], gender)
+        return max(live, key=lambda pair: pair[0])[1]
 
     @property
     def person(self) -> Antecedent | None:

@@ -42,6 +42,19 @@ MMR_WINDOW = 60
 MMR_SIMILARITY_FLOOR = 0.4
 
 
+def fact_validity(fact: Fact, statement: str) -> str:
+    """When a Fact holds, in words that claim no more than was said: "(as of 8 May 2023)" for a
+    statement dated only by when it was said, the event's day for one the turn dated ("yesterday"),
+    unless the sentence already names it; ", until ..." once it was contradicted or forgotten."""
+    start = f"{fact.valid_from.day} {fact.valid_from:%B %Y}"
+    until = f"until {fact.valid_to.day} {fact.valid_to:%B %Y}" if fact.valid_to else ""
+    if fact.time_basis == "event":
+        parts = [p for p in (start if start not in statement else "", until) if p]
+    else:
+        parts = [f"as of {start}", *([until] if until else [])]
+    return f" ({', '.join(parts)})" if parts else ""
+
+
 @lru_cache(maxsize=8192)
 def with_absolute_dates(text: str, ts: Any) -> str:
     """Append the absolute date after each relative phrase: "yesterday" → "yesterday (7 May 2023)"."""
@@ -126,14 +139,13 @@ def node_to_item(node: Node, score: float, channels: list[str]) -> RecallItem | 
             channels=channels,
         )
     if isinstance(node, Fact):
-        validity = f" (since {node.valid_from.day} {node.valid_from:%B %Y}"
-        validity += f", until {node.valid_to.day} {node.valid_to:%B %Y})" if node.valid_to else ")"
+        statement = node.statement()
         return RecallItem(
             node_id=node.id,
             kind="fact",
             score=score,
-            content=node.statement(),
-            rendered=node.statement() + validity,
+            content=statement,
+            rendered=statement + fact_validity(node, statement),
             timestamp=node.valid_from,
             channels=channels,
             category=node.category,

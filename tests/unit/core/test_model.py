@@ -70,7 +70,11 @@ def test_search_text_and_dimensions() -> None:
         object="support group",
         valid_from=datetime(2023, 5, 7),
     )
-    assert f.search_text() == "Caroline go to support group"
+    # no lemma triple is ever shown: the tensed template, or the supporting Observation's sentence
+    assert f.search_text() == "Caroline goes to support group"
+    said = f.model_copy(update={"text": "Caroline went to a support group on 7 May 2023"})
+    assert said.search_text() == said.statement() == "Caroline went to a support group on 7 May 2023"
+    assert said.redacted_copy().statement() == ""
     e = Entity(
         id="e",
         agent="a",

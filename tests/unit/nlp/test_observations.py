@@ -157,6 +157,20 @@ CASES = [
          content="Caroline made it to the top of the mountain", object="top of the mountain"),
     Case("idiomatic_worth_it", "My garden has been so much work but totally worth it.",
          content="Caroline's garden has been so much work but totally worth it", object="so much work"),
+    # --- coreference that abstains (issue 19.2) -------------------------------------------------
+    Case("she_is_not_a_street", "Erin lives at 42 Wallaby Lane and she has asthma.", index=1,
+         content="Erin has asthma", subject="Erin"),
+    Case("she_person_or_pet_abstains", "She hides under the sofa all day.",
+         context=("My roommate got a cat last week.",), none=True),
+    Case("he_between_two_men_abstains", "Tom called Jim and he was upset.", count=1, content="Tom called Jim"),
+    Case("she_settled_by_gender", "She loved the lions at the zoo.",
+         context=("My mom took my son to the zoo.",), content="Caroline's mom loved the lions at the zoo"),
+    # --- no statement from a bracket, nor one that lost its point (issue 19.1 / 19.5) -----------
+    Case("bracket_subject", "[shares a photo: a photo of a dog on a beach]", none=True),
+    Case("dangling_to", "Yeah, I love to.", none=True),
+    # --- a month in a plan is ahead (issue 19.3) -------------------------------------------------
+    Case("goal_month_is_future", "My goal is to finish the marathon under four hours in October.",
+         anchor=(date(2023, 10, 1), "month")),
     Case("reaction_word_stripped", "Impressive, you are learning German.",
          content="Caroline says Melanie is learning German", entities=("German",)),
     Case("long_object_trimmed",

@@ -49,6 +49,7 @@ async def uni() -> AsyncIterator[Uniko]:
             predicate=p,
             object=o,
             valid_from=S2_START,
+            text=f"Caroline {p.replace('_', ' ')} {o}",  # the sentence consolidation keeps
         )
         for i, (p, o) in enumerate(FACTS)
     ]
@@ -189,7 +190,10 @@ async def test_consolidated_facts_render_with_validity(consolidated: Uniko) -> N
         facts += [i for i in b.items if i.kind == "fact"]
     assert facts
     for item in facts:
-        assert item.timestamp is not None and "(since " in item.rendered
+        # dated by the event the turn named, or "as of" the day it was said: never an invented start
+        ts = item.timestamp
+        assert ts is not None and f"{ts.day} {ts:%B %Y}" in item.rendered
+        assert "(since " not in item.rendered
 
 
 async def test_consolidated_fact_items_trace_back_to_messages(consolidated: Uniko) -> None:

@@ -110,7 +110,15 @@ def _facts(u: UnitOfWork, plan: ForgetPlan, nodes: dict[str, Node], stamp: datet
             }
         )
         u.put(closed.redacted_copy())
+    gone = set(plan.observations)
     for fid, n in plan.facts_thinned.items():
         f = nodes.get(fid)
-        if isinstance(f, Fact) and not f.redacted and f.observation_count != n:
-            u.put(f.model_copy(update={"observation_count": n, "confidence": confidence(n)}))
+        if not isinstance(f, Fact) or f.redacted:
+            continue
+        update: dict[str, Any] = {}
+        if f.observation_count != n:
+            update |= {"observation_count": n, "confidence": confidence(n)}
+        if f.text_source is not None and f.text_source in gone:  # its sentence was the forgotten turn's
+            update |= {"text": None, "text_source": None}
+        if update:
+            u.put(f.model_copy(update=update))
