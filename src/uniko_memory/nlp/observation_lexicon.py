@@ -246,7 +246,7 @@ def expand_contraction(text: str, tag: str, lemma: str) -> str | None:
 
 # Whole-sentence pleasantries: greetings, thanks, farewells, sympathy and encouragement formulas.
 _FILLER = re.compile(
-    r"^\W*(?:(?:oh|wow|hey|hi|yeah|yes|aw+|well|haha|lol|and|so)\W+)*(?:"
+    r"^\W*(?:(?:oh|wow|hey|hi|yeah|yes|yep|yup|aw+|well|haha|lol|lmao|ok|okay|hmm+|um+|uh|ah|and|so)\W+)*(?:"
     r"thanks?\b|thank\s+you|thx\b|ty\b|congrat|good\s*night\b"
     r"|(?:hi|hello|hey|hiya|bye|goodbye)\b(?:\s+[a-z]+)?\W*$"
     r"|good\s+(?:morning|afternoon|evening|luck|job|idea|point|question)\b|take\s+care\b|see\s+(?:you|ya)\b"
@@ -258,9 +258,28 @@ _FILLER = re.compile(
     r"|(?:i\s+)?(?:can'?t|cannot)\s+wait\s+to\s+(?:see|hear)\b|let\s+me\s+know\b|glad\s+to\s+hear\b"
     r"|glad\b|(?:you'?re|you\s+are|that'?s|that\s+is)\s+(?:so\s+|totally\s+|absolutely\s+|definitely\s+)?right\b"
     r"|(?:so\s+)?(?:happy|proud)\s+(?:for\s+you|of\s+you|that|you)\b|nice\s+to\s+(?:meet|see|hear)\b"
-    r"|good\s+to\s+(?:see|hear|know)\b|my\s+pleasure\b|anytime\b)",
+    r"|good\s+to\s+(?:see|hear|know)\b|my\s+pleasure\b|anytime\b|(?:noted|got\s+it|will\s+do)\W*$"
+    r"|(?:i\s+)?hope\s+(?:you'?re|you\s+are|you'?ve\s+been|all\s+is|everything'?s|everything\s+is)\s+"
+    r"(?:doing\s+)?(?:well|good|ok|okay|fine|great)\b)",
     re.IGNORECASE,
 )
+
+
+# Discourse tails that add nothing to a statement ("..., by the way", "..., honestly", "..., lol").
+FILLER_TAIL = re.compile(
+    r"[,;]?\s+(?:by\s+the\s+way|btw|honestly|tbh|lol|haha+|though|you\s+know|i\s+guess|anyway|anyways"
+    r"|just\s+saying|fyi)\W*$",
+    re.IGNORECASE,
+)
+
+
+def strip_filler_tail(text: str) -> str:
+    """``"Priya's favourite colour is green, by the way"`` -> ``"Priya's favourite colour is green"``."""
+    while True:
+        cut = FILLER_TAIL.sub("", text)
+        if cut == text:
+            return text
+        text = cut
 
 
 def is_filler_sentence(text: str) -> bool:

@@ -28,6 +28,7 @@ from uniko_memory.nlp.observation_lexicon import (
     REJECT_OBJECT_PRONOUNS,
     is_filler_sentence,
     normalize_name,
+    strip_filler_tail,
     third_singular,
 )
 from uniko_memory.nlp.observation_render import (
@@ -482,7 +483,7 @@ class SentenceRules(SentenceRender):
         if not has_complement and (head_lemma in LIGHT_VERBS or (last_verb and last_verb in LIGHT_VERBS)):
             self._reject("light_verb", clause)
             return None
-        content = self.render(clause.tokens)
+        content = strip_filler_tail(self.render(clause.tokens))
         if len(content.split()) < 3:
             self._reject("short", clause)
             return None

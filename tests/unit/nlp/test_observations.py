@@ -168,6 +168,11 @@ CASES = [
     # --- no statement from a bracket, nor one that lost its point (issue 19.1 / 19.5) -----------
     Case("bracket_subject", "[shares a photo: a photo of a dog on a beach]", none=True),
     Case("dangling_to", "Yeah, I love to.", none=True),
+    Case("by_the_way_tail", "My favourite colour is green, by the way.",
+         content="Caroline's favourite colour is green"),
+    Case("honestly_tail", "Haha yeah I adopted a grey cat, honestly.", content="Caroline adopted a grey cat"),
+    Case("interjections_then_pleasantry", "lol ok sounds good", none=True),
+    Case("hope_you_are_well", "Hope you are well.", none=True),
     # --- a month in a plan is ahead (issue 19.3) -------------------------------------------------
     Case("goal_month_is_future", "My goal is to finish the marathon under four hours in October.",
          anchor=(date(2023, 10, 1), "month")),
