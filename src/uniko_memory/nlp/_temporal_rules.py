@@ -54,7 +54,11 @@ _NOT_UNIT = r"(?!\s*(?:%|percent|people|persons|steps|miles|km|kilometers|meters
 _FUTURE = re.compile(
     r"\b(?:will|shall|gonna|going\s+to|plan(?:s|ning|ned)?\s+(?:to|on)|hop(?:e|es|ing)\s+to|can(?:no|')t\s+wait"
     r"|looking\s+forward|upcoming|next|goals?\s+(?:is|are)\s+to|aim(?:s|ing)?\s+to|wants?\s+to|wanna"
-    r"|intend(?:s|ing)?\s+to|about\s+to)\b|['’]ll\b",
+    r"|intend(?:s|ing)?\s+to|about\s+to"
+    # a present progressive or a timetable verb with a date is an arrangement: "is getting married in
+    # April", "the class starts in October", "we're moving to Hamburg in June"
+    r"|(?:am|is|are)\s+(?:\w+\s+)?(?!been\b)\w+ing|starts?|begins?|opens?|kicks?\s+off|is\s+due)\b"
+    r"|['’](?:ll|m\s+(?:\w+\s+)?(?!been\b)\w+ing|re\s+(?:\w+\s+)?(?!been\b)\w+ing)\b",
     re.IGNORECASE,
 )
 

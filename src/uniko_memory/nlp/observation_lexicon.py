@@ -168,7 +168,7 @@ DISCOURSE_LEADERS = frozenset(
         "oh", "ooh", "ah", "aw", "aww", "wow", "whoa", "yeah", "yea", "yes", "yep", "yup", "no",
         "nope", "well", "so", "and", "but", "plus", "anyway", "anyways", "haha", "lol", "hmm", "um",
         "uh", "ok", "okay", "hey", "hi", "hello", "honestly", "btw", "omg", "gosh", "man", "dude",
-        "or", "then", "now", "right", "sure", "totally", "definitely", "absolutely",
+        "or", "then", "now", "right", "sure", "totally", "definitely", "absolutely", "actually",
     }
 )  # fmt: skip
 
@@ -246,7 +246,7 @@ def expand_contraction(text: str, tag: str, lemma: str) -> str | None:
 
 # Whole-sentence pleasantries: greetings, thanks, farewells, sympathy and encouragement formulas.
 _FILLER = re.compile(
-    r"^\W*(?:(?:oh|wow|hey|hi|yeah|yes|yep|yup|aw+|well|haha|lol|lmao|ok|okay|hmm+|um+|uh|ah|and|so)\W+)*(?:"
+    r"^\W*(?:(?:oh|no|wow|hey|hi|yeah|yes|yep|yup|aw+|well|haha|lol|lmao|ok|okay|hmm+|um+|uh|ah|and|so)\W+)*(?:"
     r"thanks?\b|thank\s+you|thx\b|ty\b|congrat|good\s*night\b"
     r"|(?:hi|hello|hey|hiya|bye|goodbye)\b(?:\s+[a-z]+)?\W*$"
     r"|good\s+(?:morning|afternoon|evening|luck|job|idea|point|question)\b|take\s+care\b|see\s+(?:you|ya)\b"
@@ -260,7 +260,9 @@ _FILLER = re.compile(
     r"|(?:so\s+)?(?:happy|proud)\s+(?:for\s+you|of\s+you|that|you)\b|nice\s+to\s+(?:meet|see|hear)\b"
     r"|good\s+to\s+(?:see|hear|know)\b|my\s+pleasure\b|anytime\b|(?:noted|got\s+it|will\s+do)\W*$"
     r"|(?:i\s+)?hope\s+(?:you'?re|you\s+are|you'?ve\s+been|all\s+is|everything'?s|everything\s+is)\s+"
-    r"(?:doing\s+)?(?:well|good|ok|okay|fine|great)\b)",
+    r"(?:doing\s+)?(?:well|good|ok|okay|fine|great)\b"
+    r"|(?:i'?m|i\s+am)\s+(?:so\s+|really\s+|very\s+|truly\s+)*sorry\W*$"
+    r"|(?:i\s+)?(?:can'?t|cannot|can\s+not)\s+(?:imagine|believe\s+it|believe)\W*$)",
     re.IGNORECASE,
 )
 
@@ -273,10 +275,18 @@ FILLER_TAIL = re.compile(
 )
 
 
-def strip_filler_tail(text: str) -> str:
-    """``"Priya's favourite colour is green, by the way"`` -> ``"Priya's favourite colour is green"``."""
+# ... and the same words leading one ("By the way, Priya started ...", "Actually, ...").
+FILLER_LEAD = re.compile(
+    r"^(?:by\s+the\s+way|btw|anyway|anyways|actually|honestly|fyi|oh\s+and|also)\s*[,;:-]?\s+(?=\S)",
+    re.IGNORECASE,
+)
+
+
+def strip_filler(text: str) -> str:
+    """``"By the way, Priya's favourite colour is green, honestly"`` -> ``"Priya's favourite colour is
+    green"``: discourse markers at either end of a statement say nothing about anyone."""
     while True:
-        cut = FILLER_TAIL.sub("", text)
+        cut = FILLER_LEAD.sub("", FILLER_TAIL.sub("", text))
         if cut == text:
             return text
         text = cut

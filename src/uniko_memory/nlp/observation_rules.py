@@ -28,7 +28,7 @@ from uniko_memory.nlp.observation_lexicon import (
     REJECT_OBJECT_PRONOUNS,
     is_filler_sentence,
     normalize_name,
-    strip_filler_tail,
+    strip_filler,
     third_singular,
 )
 from uniko_memory.nlp.observation_render import (
@@ -67,9 +67,13 @@ _MAX_OBJECT_TOKENS = 20
 
 # A statement that ends on "to", a preposition or a conjunction lost its point to another clause.
 _DANGLING_END = re.compile(
-    r"\b(?:to|of|for|with|about|at|from|into|and|or|but|because|than|the|a|an|my|your)[\s.,!?;:-]*$",
+    r"\b(?:to|of|for|with|about|at|from|into|and|or|but|because|than|the|a|an|my|your"
+    r"|would|could|should|will|can|might|must|did|does|do)[\s.,!?;:-]*$",
     re.IGNORECASE,
 )
+
+
+_HYPOTHETICAL_MODALS = frozenset({"would", "could", "might", "'d", "’d"})
 
 
 def _has_to(verb: Token) -> bool:
@@ -444,6 +448,9 @@ class SentenceRules(SentenceRender):
         if self._group_statement(clause):
             self._reject("group", clause)
             return None
+        if self._hypothetical(clause):
+            self._reject("hypothetical", clause)  # "If I got the job I'd move": nothing happened
+            return None
         subj_head = next((t for t in clause.subject if t.dep_ in SUBJ_DEPS or t.dep_ == "expl"), None)
         if subj_head is not None and not clause.existential and not clause.expletive:
             low = subj_head.lower_
@@ -483,7 +490,7 @@ class SentenceRules(SentenceRender):
         if not has_complement and (head_lemma in LIGHT_VERBS or (last_verb and last_verb in LIGHT_VERBS)):
             self._reject("light_verb", clause)
             return None
-        content = strip_filler_tail(self.render(clause.tokens))
+        content = strip_filler(self.render(clause.tokens))
         if len(content.split()) < 3:
             self._reject("short", clause)
             return None
@@ -523,6 +530,16 @@ class SentenceRules(SentenceRender):
             sentence=self.sent.text.strip(),
             confidence=confidence,
         )
+
+    def _hypothetical(self, clause: Clause) -> bool:
+        """A conditional's consequence ("..., I would move") or its "if" clause itself."""
+        head = clause.head
+        conditional_modal = any(c.dep_ == "aux" and c.lower_ in _HYPOTHETICAL_MODALS for c in head.children)
+        has_if = any(t.lower_ in ("if", "unless") and t.dep_ == "mark" for t in self.sent)
+        if has_if and conditional_modal:
+            return True
+        # "I hope (that) it does not rain", "I wish he'd call": a wish, not something that is so
+        return lemma_of(head) in ("hope", "wish") and any(c.dep_ == "ccomp" for c in head.children)
 
     def _trim_unresolved(self, clause: Clause) -> None:
         """Cut a modifier clause or phrase that holds an unresolvable pronoun ("I submitted my
