@@ -53,6 +53,7 @@ __all__ = ["Clause", "SentenceRender"]
 SUBJ_DEPS = frozenset({"nsubj", "nsubjpass", "csubj", "csubjpass"})
 _CLAUSE_DEPS = frozenset({"conj", "ccomp", "advcl", "relcl", "parataxis", "csubj", "acl", "xcomp", "pcomp"})
 _ARG_DEPS = frozenset({"nsubj", "nsubjpass", "dobj", "pobj", "attr", "dative", "oprd", "appos", "conj"})
+_ABSOLUTE_POSSESSIVES = frozenset({"mine", "yours", "ours"})
 NON_NAME_ENTS = frozenset({"DATE", "TIME", "CARDINAL", "ORDINAL", "QUANTITY", "PERCENT", "MONEY"})
 _BARE_PREPS = frozenset(
     {
@@ -226,12 +227,16 @@ class SentenceRender:
             self.repl[start.i] = start.text.lower()
         for tok in self.sent:
             low = tok.lower_
-            if tok.tag_ in ("PRP", "PRP$") and low in FIRST_PERSON:
+            # "a buddy of mine": the tagger reads "mine" as a noun (a coal mine) after "of"
+            pronoun = tok.tag_ in ("PRP", "PRP$") or (
+                low in _ABSOLUTE_POSSESSIVES and tok.head.lower_ == "of" and tok.dep_ == "pobj"
+            )
+            if pronoun and low in FIRST_PERSON:
                 self.first.add(tok.i)
                 if low in PLURAL_FIRST:
                     self.plural_first.add(tok.i)
                 self.repl[tok.i] = self._person_form(self.speaker, FIRST_PERSON[low])
-            elif tok.tag_ in ("PRP", "PRP$") and low in SECOND_PERSON:
+            elif pronoun and low in SECOND_PERSON:
                 self.second.add(tok.i)
                 if self.addressee is None:
                     self.unresolved.add(tok.i)

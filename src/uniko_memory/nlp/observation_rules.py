@@ -448,6 +448,11 @@ class SentenceRules(SentenceRender):
         if self._group_statement(clause):
             self._reject("group", clause)
             return None
+        head = clause.head
+        after = head.doc[head.i + 1] if head.i + 1 < len(head.doc) else None
+        if lemma_of(head) == "let" and after is not None and after.lower_ in ("'s", "’s", "us"):
+            self._reject("suggestion", clause)  # "let's make it happen": a proposal, not a statement
+            return None
         if self._hypothetical(clause):
             self._reject("hypothetical", clause)  # "If I got the job I'd move": nothing happened
             return None

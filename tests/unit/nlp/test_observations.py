@@ -177,6 +177,8 @@ CASES = [
     Case("sorry_alone", "Oh no, I'm so sorry.", none=True),
     Case("cannot_imagine", "I can't imagine.", none=True),
     Case("dangling_modal", "I knew you would.", none=True),
+    Case("buddy_of_mine", "A buddy of mine adopted a boy last year.", content="A buddy of Caroline's adopted a boy in 2022"),
+    Case("lets_suggestion", "We should celebrate, let's make it happen!", none=True),
     # --- what did not happen is not a statement (issue 19) ----------------------------------------
     Case("hypothetical_consequence", "If I got the job I would move to Denver.", none=True),
     Case("wish_that", "I hope it does not rain on Saturday.", none=True),
