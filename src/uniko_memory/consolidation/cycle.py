@@ -94,7 +94,7 @@ def event_start(obs: Observation) -> tuple[datetime, Literal["event", "said"]]:
 
 def embed_text(fact: Fact, date_prefix: bool) -> str:
     prefix = f"[{fact.valid_from:%B %Y}] " if date_prefix else ""
-    return prefix + fact.statement()
+    return prefix + fact.triple_text()
 
 
 async def _embed(embedder: Any, texts: Sequence[str]) -> list[np.ndarray]:

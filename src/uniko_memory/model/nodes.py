@@ -222,8 +222,13 @@ class Fact(Node):
             return self.text
         return tensed_statement(self.subject, self.predicate, self.object)
 
+    def triple_text(self) -> str:
+        """The triple in a tensed template: what search matches (subject, relation, value), without
+        the attribution and asides a turn's sentence carries."""
+        return tensed_statement(self.subject, self.predicate, self.object)
+
     def search_text(self) -> str | None:
-        return None if self.redacted else self.statement()
+        return None if self.redacted else self.triple_text()
 
 
 class Procedure(Node):

@@ -14,6 +14,9 @@
 It also registers the sentence's nouns as antecedents and gates whole sentences (questions,
 pleasantries, very short ones). The clause templates live in ``observation_rules.py``.
 The spaCy model is a soft dependency, so tokens are typed only for the checker.
+
+Over 400 lines on purpose: the rendering map (persons, pronouns, agreement, dates, vocatives) is
+one piece of state built in one pass; its steps depend on each other's order.
 """
 
 from __future__ import annotations

@@ -11,6 +11,10 @@
    pronouns, indefinite subjects, group statements) and turned into content plus a
    subject / predicate / object triple; statements not about the speaker or a third person are
    attributed ("Melanie says the lake was calm").
+
+Over 400 lines on purpose: :class:`SentenceRules` is one pass over one parsed sentence whose
+clause, triple and rejection rules read and write the same rendering state; split into modules,
+that state would have to travel between them.
 """
 
 from __future__ import annotations
