@@ -16,7 +16,7 @@ from pydantic_core import PydanticSerializationError
 
 from ..errors import ValidationError
 from ..model import Edge, EdgeType, Node, Tier
-from .embedded.vectors import as_unit_vector
+from .vector_math import as_unit_vector
 
 if TYPE_CHECKING:
     from .protocol import Store
