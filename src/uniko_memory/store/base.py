@@ -25,7 +25,7 @@ import asyncio
 import contextlib
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Sequence
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import numpy as np
 
@@ -34,6 +34,9 @@ from ..model import Direction, Edge, EdgeType, Node, Tier
 from .buffered_unit import BufferedUnit
 from .filters import Filter, validate
 from .protocol import Hit
+
+if TYPE_CHECKING:
+    from .protocol import Store
 from .validation import (
     MAX_FIND_LIMIT,
     check_agent,
@@ -343,3 +346,10 @@ class BaseStore(ABC, Generic[U]):
 
     @abstractmethod
     async def _close(self) -> None: ...
+
+
+if TYPE_CHECKING:
+
+    def _satisfies_the_protocol(store: BaseStore[Any]) -> Store:
+        """Never called: mypy proves here that every ``BaseStore`` is a ``Store``."""
+        return store

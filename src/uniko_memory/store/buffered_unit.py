@@ -89,6 +89,11 @@ class BufferedUnit:
         self._overlay: dict[str, Node | None] = {}
         self._dim: int | None = store.dim
 
+    @property
+    def dim(self) -> int | None:
+        """The store's dimension, or the first buffered vector's when the store has none yet."""
+        return self._dim
+
     def _check_vector(self, vector: Any) -> np.ndarray:
         try:
             vec = as_unit_vector(vector, self._dim)

@@ -11,9 +11,10 @@ import sqlite3
 from ...errors import ValidationError
 from ...model import Node
 from ...model.time import to_epoch
+from ..buffered_unit import DeleteEdge, DeleteNode, PutBlob, PutEdge, PutNode, PutVector
 from ..text_query import clean_text
 from .core import EmbeddedCore, VectorChange
-from .unit import DeleteEdge, DeleteNode, EmbeddedUnit, PutBlob, PutEdge, PutNode, PutVector
+from .unit import EmbeddedUnit
 
 
 class EmbeddedWrites(EmbeddedCore):
@@ -27,7 +28,7 @@ class EmbeddedWrites(EmbeddedCore):
 
     async def _commit(self, u: EmbeddedUnit) -> None:
         vec_changes: list[VectorChange] = []
-        new_dim = u._dim if self._dim is None else None
+        new_dim = u.dim if self._dim is None else None
 
         def apply(conn: sqlite3.Connection) -> None:
             if new_dim is not None:
