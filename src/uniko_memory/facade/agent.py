@@ -195,6 +195,7 @@ class Agent:
     async def forget_session(self, session_id: str, *, hard: bool = False) -> list[ForgetReport]:
         """Forget every turn of a session as ``forget_turn`` does (``hard``: as ``delete_turn``),
         one durable job per turn; returns their reports (empty for a session with no live turn)."""
+        self.session(session_id)  # an id no session could carry is refused, as by ``session``
         return await self._uni._forgetting.forget_session(self.agent_id, session_id, hard=hard)
 
     @engine_verb

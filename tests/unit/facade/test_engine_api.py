@@ -150,3 +150,10 @@ async def test_forget_session_forgets_every_turn_of_it(uni: Uniko) -> None:
     assert len(await agent.session("gone").messages(include_redacted=True)) == 3
     assert [m.external_id for m in await agent.session("kept").messages()] == ["k0"]
     assert await agent.forget_session("gone") == []
+
+
+async def test_forget_session_refuses_an_id_no_session_could_carry(uni: Uniko) -> None:
+    from uniko_memory.errors import ValidationError
+
+    with pytest.raises(ValidationError):
+        await uni.agent("a").forget_session("")
