@@ -471,6 +471,37 @@ async def _match_procedures(p: Probe) -> list[Seen]:
     return out
 
 
+@read_path("agent.sessions", "Agent.sessions", scoped=False)
+async def _sessions(p: Probe) -> list[Seen]:
+    return of_nodes(await p.handle.sessions())
+
+
+@read_path("session.messages", "Session.messages", scoped=False)
+async def _session_messages(p: Probe) -> list[Seen]:
+    """Every session's live turns (the LangGraph store lists a namespace's values this way)."""
+    handle = p.handle
+    return [
+        seen
+        for node in await handle.sessions()
+        for seen in of_nodes(await handle.session(node.external_id).messages())
+    ]
+
+
+@read_path("session.messages(include_redacted)", "Session.messages", scoped=False, tombstones=True)
+async def _session_messages_redacted(p: Probe) -> list[Seen]:
+    handle = p.handle
+    return [
+        seen
+        for node in await handle.sessions()
+        for seen in of_nodes(await handle.session(node.external_id).messages(include_redacted=True))
+    ]
+
+
+@read_path("agent.get_nodes", "Agent.get_nodes", scoped=False, tombstones=True)
+async def _get_nodes(p: Probe) -> list[Seen]:
+    return of_nodes((await p.handle.get_nodes(p.probe_ids)).values())
+
+
 @read_path("agent.stats", "Agent.stats", scoped=False)
 async def _stats(p: Probe) -> list[Seen]:
     stats = await p.handle.stats()
@@ -630,6 +661,9 @@ NOT_READS: dict[str, str] = {
     "Agent.forget_turn": "write (redaction)",
     "Agent.delete_turn": "write (deletion)",
     "Agent.forget_participant": "write (redaction or deletion)",
+    "Agent.forget_session": "write (redaction or deletion of a session's turns); returns counts",
+    "Agent.uniko": "a handle (the engine); reads nothing",
+    "Agent.config": "the engine's config; no node",
     "Agent.ingest_artifact": "write (a document and its chunks); returns its ids and counts",
     "Session.observe": "write",
     "Session.observe_each": "write (its result holds counts, positions and reasons, no memory)",
@@ -638,6 +672,7 @@ NOT_READS: dict[str, str] = {
     "Session.submit": "write (streaming ingest)",
     "Session.flush": "waits for background writes",
     "Session.finalize": "write (chunks and summary); returns counts",
+    "Session.uniko": "a handle (the engine); reads nothing",
     "Uniko.open": "constructor",
     "Uniko.in_memory": "constructor",
     "Uniko.from_knowledge_base": "constructor",
@@ -646,6 +681,12 @@ NOT_READS: dict[str, str] = {
     "Uniko.agent": "a handle; reads nothing",
     "Uniko.health": "pipeline and model health; no node",
     "Uniko.run_sync": "runs the caller's coroutine",
+    "Uniko.run_async": "runs the caller's coroutine",
+    "Uniko.loop": "the engine's event loop; no node",
+    "Uniko.pipeline": "the engine's pipeline (queues, exclusive cycles, health); no node",
+    "Uniko.triple_source": "configuration",
+    "Uniko.summary_chat": "configuration",
+    "Uniko.last_sweep": "the latest sweep's counts per agent; no node",
     "Uniko.close": "lifecycle",
     "Uniko.close_sync": "lifecycle",
     "Uniko.set_chat_model": "configuration",

@@ -14,12 +14,24 @@ from .cache import RecallCache
 from .cascade import run_cascade, validate_query
 from .config import RecallConfig
 from .intent import IntentProfile, build_intent_at, predict_answer_type
-from .items import ContextBundle, RecallItem, RecallSource
+from .items import (
+    MEMORY_CLOSE,
+    MEMORY_HEADER,
+    MEMORY_OPEN,
+    ContextBundle,
+    RecallItem,
+    RecallSource,
+    quote_lines,
+    render_item,
+)
 from .scope import note_unrestricted
 
 log = logging.getLogger(__name__)
 
 __all__ = [
+    "MEMORY_CLOSE",
+    "MEMORY_HEADER",
+    "MEMORY_OPEN",
     "ContextBundle",
     "IntentProfile",
     "RecallCache",
@@ -28,7 +40,9 @@ __all__ = [
     "RecallSource",
     "build_intent_at",
     "predict_answer_type",
+    "quote_lines",
     "recall",
+    "render_item",
 ]
 
 

@@ -424,7 +424,7 @@ def test_sync_twin() -> None:
 def test_cli_ingest_doc(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr("uniko_memory.facade.default_embedder", lambda cfg: FakeEmbedder())
+    monkeypatch.setattr("uniko_memory.providers.defaults.default_embedder", lambda cfg: FakeEmbedder())
     doc, bad, db = tmp_path / "notes.md", tmp_path / "broken.pdf", tmp_path / "m.db"
     doc.write_text(MARKDOWN, encoding="utf-8")
     bad.write_bytes(b"%PDF-1.4 broken")
