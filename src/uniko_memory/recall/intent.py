@@ -90,10 +90,6 @@ class IntentProfile:
     without_name: dict[str, tuple[str, np.ndarray | None]] = field(default_factory=dict)
 
     @property
-    def facet_count(self) -> int:
-        return max(len(self.entity_refs), 1)
-
-    @property
     def primary_vector(self) -> np.ndarray | None:
         return self.vectors.get("original")
 
