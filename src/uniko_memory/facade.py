@@ -225,10 +225,11 @@ class Agent:
 
         ``options`` override fields of the config: ``limit``, ``token_budget``, scope filters
         (``sessions``, ``participants``, ``since``, ``until``, ``categories``), ``viewer``,
-        ``reference_ts`` (what "last May" is relative to), ``explain``.
+        ``reference_ts`` (what "last May" is relative to), ``explain``; a tuning group as a
+        partial dict (``phases={"phase2_coverage_gate": 0.5}``, ``RecallConfig.with_options``).
         """
         base = cfg or self._uni.recall_config
-        config = RecallConfig.build({**base.model_dump(), **options}) if options else base
+        config = base.with_options(**options) if options else base
         return await recall(
             self._uni.kb,
             query,
@@ -307,7 +308,7 @@ class Agent:
 
             chat = LangChainChat(llm, breaker=self._uni.llm_breaker)
         base = cfg or self._uni.recall_config
-        config = RecallConfig.build({**base.model_dump(), **options}) if options else base
+        config = base.with_options(**options) if options else base
         today = config.reference_ts or utcnow()
 
         async def generate(bundle: ContextBundle, q: str) -> GeneratedAnswer:

@@ -17,7 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import ValidationError
 from ..model import Entity, Participant, Tier, entity_id
+from ..model.text import without_surrogates
 from ..model.time import utcnow
 from ..store.protocol import Store
 
@@ -57,6 +59,15 @@ ANSWER_TYPES: list[tuple[str, re.Pattern[str]]] = [
     ),
     ("other", re.compile(r"\b(which|what) (movie|book|song|album|game|show|film|novel|poem|painting)\b")),
 ]
+
+
+def validate_query(query: object, max_chars: int) -> str:
+    """The query as recall uses it: lone surrogates become U+FFFD (as in a stored turn)."""
+    if not isinstance(query, str) or not query.strip():
+        raise ValidationError("the query must be a non-empty string")
+    if len(query) > max_chars:
+        raise ValidationError(f"the query has {len(query):,} characters, over the limit of {max_chars:,}")
+    return without_surrogates(str(query))
 
 
 def predict_answer_type(question: str) -> str | None:
