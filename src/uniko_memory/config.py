@@ -433,7 +433,13 @@ DEFAULT = _preset("default", "the reference defaults", {})
 FAST = _preset(
     "fast",
     "a 1,000-token bundle without the graph walk and the neighbouring turns (fewer store reads)",
-    {"recall": {"token_budget": 1000, "graph": {"enabled": False}, "channels": {"neighbor_expansion": False}}},
+    {
+        "recall": {
+            "token_budget": 1000,
+            "graph": {"enabled": False},
+            "channels": {"neighbor_expansion": False},
+        }
+    },
 )
 THOROUGH = _preset(
     "thorough",

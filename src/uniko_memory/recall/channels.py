@@ -28,7 +28,9 @@ from .scope import OutOfScope, Scope
 class Channels:
     """Store searches for one recall of ``agent`` (``cfg``, ``intent`` and ``scope`` fixed)."""
 
-    def __init__(self, store: Store, agent: str, cfg: RecallConfig, intent: IntentProfile, scope: Scope) -> None:
+    def __init__(
+        self, store: Store, agent: str, cfg: RecallConfig, intent: IntentProfile, scope: Scope
+    ) -> None:
         self.store = store
         self.agent = agent
         self.cfg = cfg

@@ -59,12 +59,13 @@ class Cascade:
         self.reranker = reranker
         self.pool = Pool()
         self.trace: dict[str, Any] = {"intent": intent.summary(), "phases": {}}
-        self.timings: dict[str, float] = {}
         #: What did not work for this recall and what it fell back to (shown in the bundle).
         self.degraded: list[str] = list(intent.degraded)
 
     def coverage(self, cands: list[Candidate], phase: int) -> float:
-        return compute_coverage(cands, self.intent, tiers_in_phase=PHASE_TIERS[phase], weights=self.cfg.phases)
+        return compute_coverage(
+            cands, self.intent, tiers_in_phase=PHASE_TIERS[phase], weights=self.cfg.phases
+        )
 
     # ------------------------------------------------------------------ phases
     async def phase1(self) -> list[Candidate]:
@@ -241,7 +242,8 @@ async def boost(cas: Cascade, ranked: list[Candidate]) -> list[Candidate]:
     p, f = cas.cfg.phases, cas.cfg.fusion
     facts = [c for c in ranked if c.node.tier is Tier.FACT]
     await cas.relevance(facts[: p.boost_candidates])
-    facts = [c for c in facts[: p.boost_candidates] if c.relevance >= p.boost_min_relevance][: p.boost_max_facts]
+    relevant = [c for c in facts[: p.boost_candidates] if c.relevance >= p.boost_min_relevance]
+    facts = relevant[: p.boost_max_facts]
     if not facts:
         return ranked
     support = await cas.store.neighbors(cas.agent, [c.node.id for c in facts], [EdgeType.SUPPORTED_BY])
