@@ -195,6 +195,10 @@ class RecallIntent(_Group):
     query_variants: list[QueryVariant] = Field(default_factory=list)
     #: A longer query is refused (``ValidationError``).
     max_query_chars: int = Field(4000, ge=1)
+    #: Entity references shorter than this (characters) are ignored (a stray initial is not a name).
+    min_entity_chars: int = Field(2, ge=1)
+    #: A question naming no entity has its first this many keywords as coverage facets.
+    facet_keywords: int = Field(3, ge=0)
 
 
 class RecallPhases(_Group):

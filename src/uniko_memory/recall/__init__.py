@@ -82,6 +82,7 @@ async def recall(
         nlp=nlp,
         embedder=embedder if embedder is not None else kb.embedder,
         variants=list(cfg.intent.query_variants),
+        tuning=cfg.intent,
     )
     bundle = await run_cascade(
         store,
