@@ -204,6 +204,7 @@ class RecallIntent(_Group):
 class RecallPhases(_Group):
     """The coverage gates that end the cascade early, and how Phase-1 knowledge enters the ranking."""
 
+    #: A phase whose coverage reaches its gate ends the cascade (given the conditions below).
     phase1_coverage_gate: float = Field(0.75, gt=0.0, le=1.0)
     phase2_coverage_gate: float = Field(0.65, gt=0.0, le=1.0)
     #: A phase may end the cascade only with at least this many candidates.
