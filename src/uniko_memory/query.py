@@ -145,12 +145,7 @@ def _nlp(kb: Any) -> Any:
 
 
 def recall_settings(cfg: RecallConfig) -> dict[str, Any]:
-    return {
-        "token_budget": cfg.token_budget,
-        "limit": cfg.limit,
-        "phase1_strategy": cfg.phase1_strategy,
-        "query_variants": list(cfg.query_variants),
-    }
+    return cfg.learned_settings()
 
 
 async def answer_query(
@@ -172,9 +167,7 @@ async def answer_query(
         action = await describe_query(kb, agent, question, cfg, nlp)
     if use_procedures and action is not None:
         settings = await procedure_settings_for(kb, agent, action)
-        allowed = {k: v for k, v in (settings or {}).items() if k in RecallConfig.model_fields}
-        if allowed:
-            cfg = RecallConfig.build({**cfg.model_dump(), **allowed})
+        cfg = cfg.with_learned_settings(settings or {})
     bundle = await recall(kb, question, cfg, agent=agent, nlp=nlp, cache=cache)
     generated = await generator(bundle, question)
     episode_id = None

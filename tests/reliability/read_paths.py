@@ -316,12 +316,14 @@ async def _store_get_vectors(p: Probe) -> list[Seen]:
 @read_path("graph.neighbourhood", "recall.graph.neighbourhood", scoped=False, tombstones=True)
 async def _graph_walk(p: Probe) -> list[Seen]:
     """The graph channel's two-hop walk from every entity and participant of the agent."""
+    from uniko_memory.config import RecallGraph
     from uniko_memory.recall.graph import neighbourhood
 
     seeds = [
         n.id for t in (Tier.ENTITY, Tier.PARTICIPANT) for n in await p.store.find(p.agent, t, limit=SCAN)
     ]
-    edges = await neighbourhood(p.store, p.agent, seeds, hops=2, max_nodes=4000)
+    g = RecallGraph()  # the recall's own walk
+    edges = await neighbourhood(p.store, p.agent, seeds, hops=g.hops, max_nodes=g.max_nodes)
     return ends((src, dst) for src, _, dst in edges)
 
 
@@ -348,7 +350,8 @@ async def _summaries(p: Probe) -> list[Seen]:
 
 # --------------------------------------------------------------------------- facade
 BIG = {"limit": 40, "token_budget": 6000}
-ALL_PHASES = {"phase1_coverage_gate": 1.0, "phase2_coverage_gate": 1.0}
+GATES_OFF = {"phase1_coverage_gate": 1.0, "phase2_coverage_gate": 1.0}
+ALL_PHASES = {"phases": GATES_OFF}
 
 
 async def _recall(p: Probe, query: str | None = None, **options: Any) -> ContextBundle:
@@ -377,13 +380,13 @@ async def _recall_all_phases(p: Probe) -> list[Seen]:
 
 @read_path("recall.phase1_merge", "Agent.recall")
 async def _recall_merge(p: Probe) -> list[Seen]:
-    return of_bundle(await _recall(p, phase1_strategy="merge", explain=True, **ALL_PHASES))
+    return of_bundle(await _recall(p, explain=True, phases={**GATES_OFF, "phase1_strategy": "merge"}))
 
 
 @read_path("recall.query_variants", "Agent.recall")
 async def _recall_variants(p: Probe) -> list[Seen]:
     variants = ["keywords", "original", "declarative", "type_anchored"]
-    return of_bundle(await _recall(p, query_variants=variants, **ALL_PHASES))
+    return of_bundle(await _recall(p, intent={"query_variants": variants}, **ALL_PHASES))
 
 
 @read_path("recall.temporal", "Agent.recall")
@@ -395,7 +398,9 @@ async def _recall_temporal(p: Probe) -> list[Seen]:
 @read_path("recall.graph+neighbours", "Agent.recall")
 async def _recall_graph(p: Probe) -> list[Seen]:
     q = f"Melanie Google Paris Lake Tahoe Jon {p.query}"
-    b = await _recall(p, q, graph_top_k=40, neighbor_parents=40, explain=True, **ALL_PHASES)
+    b = await _recall(
+        p, q, graph={"top_k": 40}, channels={"neighbor_parents": 40}, explain=True, **ALL_PHASES
+    )
     return of_bundle(b) + _trace_ids(b)
 
 

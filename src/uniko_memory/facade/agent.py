@@ -67,7 +67,7 @@ class Agent:
 
     def _config(self, cfg: RecallConfig | None, options: Mapping[str, Any]) -> RecallConfig:
         base = cfg or self._uni.recall_config
-        return RecallConfig.build({**base.model_dump(), **options}) if options else base
+        return base.with_options(**options) if options else base
 
     @engine_verb
     async def recall(self, query: str, cfg: RecallConfig | None = None, **options: Any) -> ContextBundle:
@@ -75,7 +75,8 @@ class Agent:
 
         ``options`` override fields of the config: ``limit``, ``token_budget``, scope filters
         (``sessions``, ``participants``, ``since``, ``until``, ``categories``), ``viewer``,
-        ``reference_ts`` (what "last May" is relative to), ``explain``.
+        ``reference_ts`` (what "last May" is relative to), ``explain``; a tuning group as a
+        partial dict (``phases={"phase2_coverage_gate": 0.5}``, ``RecallConfig.with_options``).
         """
         uni = self._uni
         return await recall(

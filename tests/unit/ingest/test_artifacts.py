@@ -26,7 +26,7 @@ from ._support import FakeEmbedder, edges, nodes, open_uni
 
 AGENT = "docs"
 AWS = "AKIAIOSFODNN7EXAMPLE"
-ALL_PHASES = {"phase1_coverage_gate": 1.0, "phase2_coverage_gate": 1.0}
+ALL_PHASES = {"phases": {"phase1_coverage_gate": 1.0, "phase2_coverage_gate": 1.0}}
 
 REFUNDS = (
     "Refunds are processed within fourteen days of the request. "
