@@ -5,6 +5,9 @@ as, a date heading when it opens one, the line breaks, and the framing (header l
 ``<memory>`` tags) once, all with the caller's token counter; then the text ``render()`` returns
 is counted whole and trimmed from the end until it fits (a counter need not be additive). An
 item that would overflow is skipped and smaller ones after it may still fit.
+
+A little over 400 lines on purpose: rendering an item and charging it are one contract (the
+budget is on the rendered text), so they stay in one module.
 """
 
 from __future__ import annotations
