@@ -32,6 +32,7 @@ from uniko_memory.providers.token_counter import TokenCounter, as_token_counter
 from uniko_memory.recall import RecallItem, RecallSource
 from uniko_memory.recall.assemble import Charges, finish_render
 from uniko_memory.recall.items import date_label, item_label, render_item, render_text
+from uniko_memory.store.fusion import rrf
 
 from .convert import format_session_date
 from .format import Conversation, Question
@@ -129,19 +130,6 @@ def rank_by_score(scores: np.ndarray) -> list[int]:
     """Indices by score descending, ties by index ascending (deterministic)."""
     idx = np.arange(len(scores))
     return [int(i) for i in np.lexsort((idx, -scores))]
-
-
-def rrf(rankings: Sequence[Sequence[int]], k: int = RRF_K, depth: int | None = None) -> list[int]:
-    """Reciprocal-rank fusion: score(d) = Σ_lists 1 / (k + rank), rank 1-based; ties by index.
-
-    With ``depth``, only the first ``depth`` entries of each list take part; documents outside every cut list are
-    not returned.
-    """
-    fused: dict[int, float] = defaultdict(float)
-    for ranking in rankings:
-        for r, doc in enumerate(ranking[:depth] if depth is not None else ranking, start=1):
-            fused[doc] += 1.0 / (k + r)
-    return sorted(fused, key=lambda d: (-fused[d], d))
 
 
 def turn_item(turn_id: str, at: datetime, speaker: str, text: str) -> RecallItem:
@@ -382,7 +370,7 @@ class HybridBaseline(TurnBaseline):
 
     async def _rank(self, query: str) -> list[int]:
         dense = await self.dense._rank(query)
-        fused = rrf([await self.bm25._rank(query), dense], k=self.rrf_k, depth=self.rrf_depth)
+        fused = [d for d, _ in rrf([await self.bm25._rank(query), dense], k=self.rrf_k, depth=self.rrf_depth)]
         if len(fused) < len(
             dense
         ):  # a cut fusion: the rest follow in dense order, so the ranking stays complete

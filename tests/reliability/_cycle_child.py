@@ -39,14 +39,14 @@ def die() -> None:
 
 
 def arm(kill: str) -> None:
-    import uniko_memory.facade as facade
+    import uniko_memory.pipeline.cycles as cycles
     from uniko_memory.store.embedded.store import EmbeddedStore
 
     where, _, what = kill.partition(":")
     cycles_seen = 0
     committed: list[str] = []
     real_put = EmbeddedStore._put_node
-    real_cycle = facade.run_cycle
+    real_cycle = cycles.run_cycle
 
     def put_node(self: EmbeddedStore, conn: Any, node: Any, *args: Any) -> None:
         nonlocal cycles_seen
@@ -70,7 +70,7 @@ def arm(kill: str) -> None:
         return stats
 
     EmbeddedStore._put_node = put_node  # type: ignore[method-assign]
-    facade.run_cycle = run_cycle  # type: ignore[assignment]
+    cycles.run_cycle = run_cycle  # type: ignore[assignment]
 
 
 async def main(mode: str, path: str, sessions: list[str]) -> None:

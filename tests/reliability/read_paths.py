@@ -316,12 +316,14 @@ async def _store_get_vectors(p: Probe) -> list[Seen]:
 @read_path("graph.neighbourhood", "recall.graph.neighbourhood", scoped=False, tombstones=True)
 async def _graph_walk(p: Probe) -> list[Seen]:
     """The graph channel's two-hop walk from every entity and participant of the agent."""
+    from uniko_memory.config import RecallGraph
     from uniko_memory.recall.graph import neighbourhood
 
     seeds = [
         n.id for t in (Tier.ENTITY, Tier.PARTICIPANT) for n in await p.store.find(p.agent, t, limit=SCAN)
     ]
-    edges = await neighbourhood(p.store, p.agent, seeds, hops=2, max_nodes=4000)
+    g = RecallGraph()  # the recall's own walk
+    edges = await neighbourhood(p.store, p.agent, seeds, hops=g.hops, max_nodes=g.max_nodes)
     return ends((src, dst) for src, _, dst in edges)
 
 
@@ -348,7 +350,8 @@ async def _summaries(p: Probe) -> list[Seen]:
 
 # --------------------------------------------------------------------------- facade
 BIG = {"limit": 40, "token_budget": 6000}
-ALL_PHASES = {"phase1_coverage_gate": 1.0, "phase2_coverage_gate": 1.0}
+GATES_OFF = {"phase1_coverage_gate": 1.0, "phase2_coverage_gate": 1.0}
+ALL_PHASES = {"phases": GATES_OFF}
 
 
 async def _recall(p: Probe, query: str | None = None, **options: Any) -> ContextBundle:
@@ -377,13 +380,13 @@ async def _recall_all_phases(p: Probe) -> list[Seen]:
 
 @read_path("recall.phase1_merge", "Agent.recall")
 async def _recall_merge(p: Probe) -> list[Seen]:
-    return of_bundle(await _recall(p, phase1_strategy="merge", explain=True, **ALL_PHASES))
+    return of_bundle(await _recall(p, explain=True, phases={**GATES_OFF, "phase1_strategy": "merge"}))
 
 
 @read_path("recall.query_variants", "Agent.recall")
 async def _recall_variants(p: Probe) -> list[Seen]:
     variants = ["keywords", "original", "declarative", "type_anchored"]
-    return of_bundle(await _recall(p, query_variants=variants, **ALL_PHASES))
+    return of_bundle(await _recall(p, intent={"query_variants": variants}, **ALL_PHASES))
 
 
 @read_path("recall.temporal", "Agent.recall")
@@ -395,7 +398,9 @@ async def _recall_temporal(p: Probe) -> list[Seen]:
 @read_path("recall.graph+neighbours", "Agent.recall")
 async def _recall_graph(p: Probe) -> list[Seen]:
     q = f"Melanie Google Paris Lake Tahoe Jon {p.query}"
-    b = await _recall(p, q, graph_top_k=40, neighbor_parents=40, explain=True, **ALL_PHASES)
+    b = await _recall(
+        p, q, graph={"top_k": 40}, channels={"neighbor_parents": 40}, explain=True, **ALL_PHASES
+    )
     return of_bundle(b) + _trace_ids(b)
 
 
@@ -469,6 +474,37 @@ async def _match_procedures(p: Probe) -> list[Seen]:
     for state in states:
         out += of_nodes(await p.handle.match_procedures(state))
     return out
+
+
+@read_path("agent.sessions", "Agent.sessions", scoped=False)
+async def _sessions(p: Probe) -> list[Seen]:
+    return of_nodes(await p.handle.sessions())
+
+
+@read_path("session.messages", "Session.messages", scoped=False)
+async def _session_messages(p: Probe) -> list[Seen]:
+    """Every session's live turns (the LangGraph store lists a namespace's values this way)."""
+    handle = p.handle
+    return [
+        seen
+        for node in await handle.sessions()
+        for seen in of_nodes(await handle.session(node.external_id).messages())
+    ]
+
+
+@read_path("session.messages(include_redacted)", "Session.messages", scoped=False, tombstones=True)
+async def _session_messages_redacted(p: Probe) -> list[Seen]:
+    handle = p.handle
+    return [
+        seen
+        for node in await handle.sessions()
+        for seen in of_nodes(await handle.session(node.external_id).messages(include_redacted=True))
+    ]
+
+
+@read_path("agent.get_nodes", "Agent.get_nodes", scoped=False, tombstones=True)
+async def _get_nodes(p: Probe) -> list[Seen]:
+    return of_nodes((await p.handle.get_nodes(p.probe_ids)).values())
 
 
 @read_path("agent.stats", "Agent.stats", scoped=False)
@@ -630,6 +666,9 @@ NOT_READS: dict[str, str] = {
     "Agent.forget_turn": "write (redaction)",
     "Agent.delete_turn": "write (deletion)",
     "Agent.forget_participant": "write (redaction or deletion)",
+    "Agent.forget_session": "write (redaction or deletion of a session's turns); returns counts",
+    "Agent.uniko": "a handle (the engine); reads nothing",
+    "Agent.config": "the engine's config; no node",
     "Agent.ingest_artifact": "write (a document and its chunks); returns its ids and counts",
     "Session.observe": "write",
     "Session.observe_each": "write (its result holds counts, positions and reasons, no memory)",
@@ -638,6 +677,7 @@ NOT_READS: dict[str, str] = {
     "Session.submit": "write (streaming ingest)",
     "Session.flush": "waits for background writes",
     "Session.finalize": "write (chunks and summary); returns counts",
+    "Session.uniko": "a handle (the engine); reads nothing",
     "Uniko.open": "constructor",
     "Uniko.in_memory": "constructor",
     "Uniko.from_knowledge_base": "constructor",
@@ -646,6 +686,12 @@ NOT_READS: dict[str, str] = {
     "Uniko.agent": "a handle; reads nothing",
     "Uniko.health": "pipeline and model health; no node",
     "Uniko.run_sync": "runs the caller's coroutine",
+    "Uniko.run_async": "runs the caller's coroutine",
+    "Uniko.loop": "the engine's event loop; no node",
+    "Uniko.pipeline": "the engine's pipeline (queues, exclusive cycles, health); no node",
+    "Uniko.triple_source": "configuration",
+    "Uniko.summary_chat": "configuration",
+    "Uniko.last_sweep": "the latest sweep's counts per agent; no node",
     "Uniko.close": "lifecycle",
     "Uniko.close_sync": "lifecycle",
     "Uniko.set_chat_model": "configuration",

@@ -226,7 +226,7 @@ async def uni() -> AsyncIterator[Uniko]:
 
 
 async def _ids(uni: Uniko, query: str) -> tuple[list[str], dict[str, Any]]:
-    bundle = await uni.agent(AGENT).recall(query, explain=True, reranker_enabled=True, limit=5)
+    bundle = await uni.agent(AGENT).recall(query, explain=True, rerank={"enabled": True}, limit=5)
     return [i.node_id for i in bundle.items], bundle.trace or {}
 
 

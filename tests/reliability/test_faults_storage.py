@@ -54,7 +54,8 @@ from uniko_memory.nlp.pipeline import NlpPipeline
 from uniko_memory.store.embedded import EmbeddedStore
 
 CHILD = Path(__file__).with_name("_store_child.py")
-STORE_MODULE = importlib.import_module("uniko_memory.store.embedded.store")
+#: Where the embedded store opens its SQLite connections (``EmbeddedCore._connect``).
+STORE_MODULE = importlib.import_module("uniko_memory.store.embedded.core")
 
 
 async def _open(path: Path) -> Uniko:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
-import functools
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Coroutine, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -86,62 +84,11 @@ def item_text(item: RecallItem, page_content: str) -> str:
     return item.rendered or item.content
 
 
-def engine_loop(uni: Uniko) -> asyncio.AbstractEventLoop:
-    """The event loop that owns the engine's store (uniko has no public accessor yet)."""
-    loop: asyncio.AbstractEventLoop = uni._loop
-    return loop
-
-
 async def on_engine(uni: Uniko, coro: Coroutine[Any, Any, T]) -> T:
     """Await ``coro`` on the engine loop, forwarding from another loop when needed."""
-    loop = engine_loop(uni)
-    if asyncio.get_running_loop() is loop:
-        return await coro
-    return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, loop))
+    return await uni.run_async(coro)
 
 
 def on_engine_sync(uni: Uniko, coro: Coroutine[Any, Any, T]) -> T:
     """Run ``coro`` on the engine loop from synchronous code (uniko's ``*_sync`` rules apply)."""
-    result: T = uni._run_sync(coro)
-    return result
-
-
-#: Session-deletion verbs to prefer when the engine has them (it has only per-turn forgetting so far).
-_FORGET_SESSION = (("agent", "forget_session"), ("agent", "delete_session"), ("session", "delete"))
-
-
-def session_deleter(agent: Agent, session_id: str) -> Callable[[], Awaitable[Any]] | None:
-    """A coroutine function that forgets the session, or None when the engine cannot."""
-    for owner, name in _FORGET_SESSION:
-        target = agent if owner == "agent" else agent.session(session_id)
-        fn = getattr(target, name, None)
-        if fn is not None:
-            return functools.partial(fn, session_id) if owner == "agent" else fn
-    if getattr(agent, "forget_turn", None) is not None:
-        return lambda: _forget_turns(agent, session_id)
-    return None
-
-
-async def _forget_turns(agent: Agent, session_id: str) -> None:
-    """Fallback: ``Agent.forget_turn`` for every turn of the session (redacts what was derived)."""
-    from uniko_memory.model import Message, Tier
-    from uniko_memory.store.filters import Eq
-
-    uni = agent._uni
-    sid = agent.session(session_id).node_id
-    found = await on_engine(
-        uni, uni.kb.store.find(agent.agent_id, Tier.MESSAGE, Eq("session", sid), limit=100_000)
-    )
-    for message in found:
-        if isinstance(message, Message):
-            await agent.forget_turn(session_id, message.external_id)
-
-
-async def forget_session(agent: Agent, session_id: str) -> None:
-    """Forget a session and what was derived from it; NotImplementedError if uniko cannot."""
-    deleter = session_deleter(agent, session_id)
-    if deleter is None:
-        raise NotImplementedError(
-            "this uniko-memory version cannot delete a session (no Agent.forget_session / Agent.forget_turn)"
-        )
-    await deleter()
+    return uni.run_sync(coro)

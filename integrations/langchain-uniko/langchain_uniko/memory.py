@@ -23,7 +23,7 @@ try:
 except ImportError:  # pragma: no cover - depends on the environment
     raise ImportError('UnikoMemory needs langchain-classic: pip install "langchain-uniko[legacy]"') from None
 
-from ._common import as_viewer, forget_session, on_engine_sync, resolve_agent, session_deleter
+from ._common import as_viewer, resolve_agent
 from ._render import render_memory
 
 
@@ -33,7 +33,7 @@ class UnikoMemory(BaseMemory):
     ``load_memory_variables`` recalls what the agent remembers about the new input and renders
     it (quoted, with dates) within ``token_budget`` tokens under ``memory_key``;
     ``save_context`` stores the user input and the chain's output as two turns of ``session_id``;
-    ``clear`` forgets that session (when the engine supports session deletion).
+    ``clear`` forgets that session (``Agent.forget_session``).
 
     Example:
         .. code-block:: python
@@ -151,13 +151,13 @@ class UnikoMemory(BaseMemory):
 
     @property
     def supports_clear(self) -> bool:
-        """Whether the engine can delete a session (``clear`` raises otherwise)."""
-        return session_deleter(self.agent, self.session_id) is not None
+        """Whether ``clear`` can forget the session: always (``Agent.forget_session``)."""
+        return True
 
     @override
     def clear(self) -> None:
-        on_engine_sync(self.agent._uni, forget_session(self.agent, self.session_id))
+        self.agent.forget_session_sync(self.session_id)
 
     @override
     async def aclear(self) -> None:
-        await forget_session(self.agent, self.session_id)
+        await self.agent.forget_session(self.session_id)

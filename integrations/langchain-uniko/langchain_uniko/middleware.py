@@ -187,9 +187,13 @@ class UnikoMiddleware(AgentMiddleware):
         if question is None or not answer or bundle is None:
             return
         options = self.record_episode if isinstance(self.record_episode, QueryRecordOptions) else None
-        uni = self.agent._uni
         await record_query_episode(
-            uni.kb, self.agent.agent_id, question, answer, bundle, options or QueryRecordOptions()
+            self.agent.uniko.kb,
+            self.agent.agent_id,
+            question,
+            answer,
+            bundle,
+            options or QueryRecordOptions(),
         )
 
     # ------------------------------------------------------------------ hooks
@@ -220,7 +224,7 @@ class UnikoMiddleware(AgentMiddleware):
             for turn in self._turns(state["messages"]):
                 session.observe_sync(turn)  # one unit per turn: replayed turns are no-ops
         if self.record_episode:
-            on_engine_sync(self.agent._uni, self._episode(state["messages"]))
+            on_engine_sync(self.agent.uniko, self._episode(state["messages"]))
         return None
 
     @override
@@ -230,5 +234,5 @@ class UnikoMiddleware(AgentMiddleware):
             for turn in self._turns(state["messages"]):
                 await session.observe(turn)
         if self.record_episode:
-            await on_engine(self.agent._uni, self._episode(state["messages"]))
+            await on_engine(self.agent.uniko, self._episode(state["messages"]))
         return None

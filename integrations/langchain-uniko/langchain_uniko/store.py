@@ -1,7 +1,8 @@
 """``UnikoStore``: a LangGraph ``BaseStore`` whose search is uniko-memory's recall.
 
 Needs ``pip install "langchain-uniko[store]"`` (``langgraph.store.base`` lives in
-``langgraph-checkpoint``).
+``langgraph-checkpoint``). Over 400 lines on purpose: one ``BaseStore`` whose operations share the
+per-namespace record scan; the namespace encoding lives in ``_namespaces.py``.
 
 Mapping:
 
@@ -42,30 +43,22 @@ Mapping:
 
 from __future__ import annotations
 
-import hashlib
-import json
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from uniko_memory.errors import IdConflict, ValidationError
 from uniko_memory.facade import Uniko
-from uniko_memory.ingest import Turn
-from uniko_memory.ingest.turn import check_session_id, check_turn
-from uniko_memory.model import Message, Tier, Viewer
-from uniko_memory.model import Session as SessionNode
+from uniko_memory.ingest import Turn, check_session_id, check_turn
+from uniko_memory.model import Message, Viewer
 from uniko_memory.recall import RecallItem
-from uniko_memory.store.filters import Eq
 
 try:
     from langgraph.store.base import (
         BaseStore,
         GetOp,
-        InvalidNamespaceError,
         Item,
         ListNamespacesOp,
-        MatchCondition,
         Op,
         PutOp,
         Result,
@@ -76,105 +69,20 @@ except ImportError:  # pragma: no cover - depends on the environment
     raise ImportError('UnikoStore needs langgraph-checkpoint: pip install "langchain-uniko[store]"') from None
 
 from ._common import as_viewer, on_engine, on_engine_sync
+from ._namespaces import (
+    Namespace,
+    check_labels,
+    check_op,
+    is_version,
+    namespace_of,
+    ns_matches,
+    session_of,
+    turn_base,
+)
 
 __all__ = ["UnikoStore"]
 
 _META = "langgraph"
-_SCAN = 100_000
-#: Turn ids are at most 256 characters; a longer base (before ``#<version>``) is hashed.
-_MAX_TURN_BASE = 240
-
-Namespace = tuple[str, ...]
-
-
-# ---------------------------------------------------------------------- namespace encoding
-def _pct(ch: str) -> str:
-    return "".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass"))
-
-
-def _escape(label: str, special: str) -> str:
-    """``label`` with ``special`` characters (and surrogates) as ``%XX``; a blank label wholly."""
-    if not label.strip():
-        return "".join(_pct(ch) for ch in label)
-    return "".join(_pct(ch) if ch in special or "\ud800" <= ch <= "\udfff" else ch for ch in label)
-
-
-_ESCAPES = re.compile(r"(?:%[0-9A-F]{2})+")
-
-
-def _unescape(text: str) -> str | None:
-    try:
-        return _ESCAPES.sub(
-            lambda m: bytes.fromhex(m.group().replace("%", "")).decode("utf-8", "surrogatepass"), text
-        )
-    except UnicodeDecodeError:
-        return None
-
-
-def _session_of(namespace: Namespace) -> str:
-    return "/".join(_escape(label, "%/") for label in namespace)
-
-
-def _namespace_of(session: str) -> Namespace | None:
-    labels = [_unescape(part) for part in session.split("/")]
-    if not all(labels):
-        return None
-    namespace = tuple(label for label in labels if label)
-    return namespace if _session_of(namespace) == session else None
-
-
-def _turn_base(namespace: Namespace, key: str) -> str:
-    """The turn id of a key's first version (later ones add ``#<n>``), unique in the agent.
-
-    Plain names keep the form of earlier versions (``lg:<labels joined by />:<key>``), so stores
-    written by them continue their version numbers. Others escape, under another prefix, what would
-    make the id ambiguous; an id over the length limit is a hash of the namespace and key.
-    """
-    plain = all(":" not in label and _escape(label, "%/") == label for label in namespace)
-    if plain and ":" not in key and "#" not in key:
-        base = f"lg:{'/'.join(namespace)}:{key}"
-    else:
-        escaped = "/".join(_escape(label, "%/:") for label in namespace)
-        base = f"lgx:{escaped}:{_escape(key, '%:#') if key else ''}"
-    if len(base) > _MAX_TURN_BASE:
-        digest = hashlib.sha256(json.dumps([list(namespace), key]).encode("utf-8", "surrogatepass"))
-        base = f"lgh:{digest.hexdigest()}"
-    return base
-
-
-def _is_version(turn_id: str, base: str) -> bool:
-    return turn_id == base or (turn_id.startswith(base + "#") and turn_id[len(base) + 1 :].isdigit())
-
-
-def _check_labels(namespace: Sequence[Any], *, put: bool = False) -> None:
-    """LangGraph's namespace rules, also for ops handed to ``batch`` directly."""
-    if put and not namespace:
-        raise InvalidNamespaceError("Namespace cannot be empty.")
-    for label in namespace:
-        if not isinstance(label, str):
-            raise InvalidNamespaceError(
-                f"Invalid namespace label {label!r} found in {namespace}: labels must be strings, "
-                f"not {type(label).__name__}."
-            )
-        if not label or "." in label or "\x00" in label:
-            raise InvalidNamespaceError(
-                f"Invalid namespace label {label!r} found in {namespace}: labels must be non-empty "
-                "and cannot contain periods ('.') or NUL bytes."
-            )
-    if put and namespace[0] == "langgraph":
-        raise InvalidNamespaceError(f'Root label for namespace cannot be "langgraph". Got: {namespace}')
-
-
-def _check_op(op: Op) -> None:
-    if isinstance(op, PutOp):
-        _check_labels(op.namespace, put=op.value is not None)  # a delete may name any namespace
-    elif isinstance(op, GetOp):
-        _check_labels(op.namespace)
-    elif isinstance(op, SearchOp):
-        _check_labels(op.namespace_prefix)
-    elif isinstance(op, ListNamespacesOp):
-        for condition in op.match_conditions or ():
-            _check_labels(condition.path)
 
 
 # ---------------------------------------------------------------------- values
@@ -228,14 +136,6 @@ def _matches(value: Mapping[str, Any], flt: Mapping[str, Any] | None) -> bool:
     return True
 
 
-def _ns_matches(ns: Namespace, cond: MatchCondition) -> bool:
-    path = tuple(cond.path)
-    if len(path) > len(ns):
-        return False
-    part = ns[: len(path)] if cond.match_type == "prefix" else ns[len(ns) - len(path) :]
-    return all(p == "*" or p == n for p, n in zip(path, part, strict=True))
-
-
 class UnikoStore(BaseStore):
     """Long-term LangGraph memory on uniko-memory
     (``create_agent(..., store=UnikoStore(uni, agent_id="assistant"))``).
@@ -275,13 +175,13 @@ class UnikoStore(BaseStore):
     @staticmethod
     def session_of(namespace: Sequence[str]) -> str:
         """The session id (of the store's agent) that ``namespace`` names."""
-        _check_labels(namespace, put=True)
-        return _session_of(tuple(namespace))
+        check_labels(namespace, put=True)
+        return session_of(tuple(namespace))
 
     @staticmethod
     def namespace_of(session_id: str) -> tuple[str, ...] | None:
         """The namespace a session id names, or None for a session no namespace names."""
-        return _namespace_of(session_id)
+        return namespace_of(session_id)
 
     # ------------------------------------------------------------------ BaseStore
     def batch(self, ops: Iterable[Op]) -> list[Result]:
@@ -292,7 +192,7 @@ class UnikoStore(BaseStore):
 
     async def _run(self, ops: list[Op]) -> list[Result]:
         for op in ops:
-            _check_op(op)
+            check_op(op)
         self._check_puts(ops)
         results: list[Result] = []
         for op in ops:
@@ -312,23 +212,14 @@ class UnikoStore(BaseStore):
     # ------------------------------------------------------------------ engine reads
     async def _namespaces(self) -> list[tuple[Namespace, str, str]]:
         """(namespace, session id, session node id) of every session a namespace names, oldest first."""
-        nodes = await self.uni.kb.store.find(self.agent_id, Tier.SESSION, limit=_SCAN)
         out = []
-        for node in nodes:
-            if isinstance(node, SessionNode) and (ns := _namespace_of(node.external_id)) is not None:
+        for node in await self._agent.sessions():
+            if (ns := namespace_of(node.external_id)) is not None:
                 out.append((ns, node.external_id, node.id))
         return out
 
     async def _messages(self, session: str, *, include_redacted: bool = False) -> list[Message]:
-        found = await self.uni.kb.store.find(
-            self.agent_id,
-            Tier.MESSAGE,
-            Eq("session", self._agent.session(session).node_id),
-            limit=_SCAN,
-            order_by="seq",
-            include_redacted=include_redacted,
-        )
-        return [m for m in found if isinstance(m, Message)]
+        return await self._agent.session(session).messages(include_redacted=include_redacted)
 
     async def _records(
         self, namespace: Namespace, messages: list[Message] | None = None
@@ -336,7 +227,7 @@ class UnikoStore(BaseStore):
         """Key → live versions (oldest first) of the values stored under ``namespace``, keys in the
         order they were first put. Only values recorded with this very namespace count."""
         if messages is None:
-            messages = await self._messages(_session_of(namespace))
+            messages = await self._messages(session_of(namespace))
         records: dict[str, list[Message]] = {}
         for message in messages:
             ident = _ident(message)
@@ -376,17 +267,14 @@ class UnikoStore(BaseStore):
 
     async def _forget(self, session: str, message: Message) -> None:
         """Redact a stored version: its turn and what was derived only from it."""
-        if hasattr(self._agent, "forget_turn"):
-            await self._agent.forget_turn(session, message.external_id)
-        else:  # pragma: no cover - older engines: redact the stored value only
-            await self.uni.kb.store.redact(self.agent_id, [message.id])
+        await self._agent.forget_turn(session, message.external_id)
 
     async def _put(self, op: PutOp) -> None:
         namespace = tuple(op.namespace)
         if not namespace:
             return  # a delete under the empty namespace: nothing is ever stored there
-        session = _session_of(namespace)
-        base = _turn_base(namespace, op.key)
+        session = session_of(namespace)
+        base = turn_base(namespace, op.key)
         every = await self._messages(session, include_redacted=True)
         live = (await self._records(namespace, every)).get(op.key, [])
         if op.value is None:
@@ -398,7 +286,7 @@ class UnikoStore(BaseStore):
             older = live[:-1]  # same value again: nothing new (older versions: an interrupted update)
         else:
             # Redaction blanks the metadata, so earlier version numbers are counted by turn id.
-            version = 1 + sum(1 for m in every if _is_version(m.external_id, base))
+            version = 1 + sum(1 for m in every if is_version(m.external_id, base))
             created = _created(live) if live else datetime.now(UTC)
             result = await self._agent.session(session).observe(self._turn(op, version, created))
             if result.was_replay:
@@ -415,7 +303,7 @@ class UnikoStore(BaseStore):
         assert op.value is not None
         value = dict(op.value)
         sender = value.get("sender") if isinstance(value.get("sender"), str) else self.sender
-        base = _turn_base(tuple(op.namespace), op.key)
+        base = turn_base(tuple(op.namespace), op.key)
         meta = {
             "namespace": list(op.namespace),
             "key": op.key,
@@ -438,7 +326,7 @@ class UnikoStore(BaseStore):
         the engine's turn checks (``max_turn_chars``, ``max_metadata_bytes``: the value rides in
         the turn's metadata). The engine checks every turn again when it stores it.
         """
-        limits = self.uni.config.ingest
+        limits = self._agent.config.ingest
         puts = [op for op in ops if isinstance(op, PutOp) and op.value is not None]
         if len(puts) > limits.max_unit_turns:
             raise ValidationError(
@@ -447,7 +335,7 @@ class UnikoStore(BaseStore):
             )
         for position, op in enumerate(puts):
             try:
-                check_session_id(_session_of(tuple(op.namespace)))
+                check_session_id(session_of(tuple(op.namespace)))
             except ValidationError as exc:
                 raise ValidationError(
                     f"namespace {tuple(op.namespace)} names no valid session: {exc}"
@@ -494,7 +382,7 @@ class UnikoStore(BaseStore):
         # A stored value comes back as itself, whether recall carried its Message or a statement
         # drawn from that Message alone (which the bundle keeps instead of the Message).
         origin = {i.node_id: i.node_id if i.kind == "message" else i.statement_source() for i in bundle.items}
-        messages = await self.uni.kb.store.get_many(self.agent_id, [m for m in origin.values() if m])
+        messages = await self._agent.get_nodes([m for m in origin.values() if m])
         by_node = {node_id: ns for ns, _, node_id in every}
         records: dict[Namespace, dict[str, list[Message]]] = {}
         out: list[SearchItem] = []
@@ -546,7 +434,7 @@ class UnikoStore(BaseStore):
     async def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         found: set[Namespace] = set()
         for namespace, _, _ in await self._namespaces():
-            if all(_ns_matches(namespace, c) for c in op.match_conditions or ()) and await self._records(
+            if all(ns_matches(namespace, c) for c in op.match_conditions or ()) and await self._records(
                 namespace
             ):
                 found.add(namespace[: op.max_depth] if op.max_depth is not None else namespace)

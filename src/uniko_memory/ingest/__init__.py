@@ -4,7 +4,7 @@ from .atomic import AtomicIngest, ObserveResult, PostIngestItem, StepTimings, Un
 from .chunking import TextChunk, chunk_text
 from .finalize import FinalizeReport, SessionFinalizer
 from .post import PostIngest, PostIngestReport
-from .turn import Turn
+from .turn import Turn, check_session_id, check_turn
 
 __all__ = [
     "AtomicIngest",
@@ -18,5 +18,7 @@ __all__ = [
     "TextChunk",
     "Turn",
     "UnitResult",
+    "check_session_id",
+    "check_turn",
     "chunk_text",
 ]

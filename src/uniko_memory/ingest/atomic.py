@@ -3,6 +3,10 @@
 Everything a query can see of a turn — the Message, its Session and Participants, the structural
 edges, the Entities it mentions, and its Chunks when it is long — commits together or not at all.
 The expensive derived work (observations, embeddings) runs afterwards, off this path.
+
+Over 400 lines on purpose: ``AtomicIngest`` is one transaction (check, prepare, NER, ids, write)
+whose steps share the prepared turns and the open unit; split apart, the unit's boundary would
+have to be passed between modules and would be easier to break.
 """
 
 from __future__ import annotations

@@ -61,7 +61,3 @@ def entity_id(agent: str, name: str, entity_type: str) -> str:
 
 def chunk_id(agent: str, parent_id: str, chunk_type: str, index: int) -> str:
     return make_id("chk", agent, parent_id, chunk_type, str(index))
-
-
-def edge_id(agent: str, edge_type: str, src: str, dst: str) -> str:
-    return make_id("edg", agent, edge_type, src, dst)

@@ -248,9 +248,6 @@ class NlpPipeline:
             out.extend(doc_to_analysis(doc) for doc in docs)
         return out
 
-    def analyze_one(self, text: str) -> Analysis:
-        return self.analyze([text])[0]
-
     def analyze_shallow(self, texts: Sequence[str]) -> list[Analysis]:
         """Tokens, POS and entities without the dependency parse and lemmas (``Analysis.shallow``).
 

@@ -10,15 +10,21 @@
   when asked; the cycle itself is pluggable.
 - Heavy CPU work holds one of ``cpu_slots`` (default 1) so an interactive recall always finds a
   free core: background work never starves a query.
+- ``exclusive_cycle(agent)`` is the agent's cycle lock: a forget or a sweep holds it so no
+  consolidation cycle of that agent runs meanwhile.
+
+(Over 400 lines on purpose: one class whose queues, workers, dead letters and triggers share
+their state; split, each part would reach into the others.)
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, ClassVar
@@ -363,6 +369,13 @@ class PipelineSystem:
         t = asyncio.create_task(self.consolidate(agent))
         self._children.add(t)
         t.add_done_callback(self._children.discard)
+
+    @contextlib.asynccontextmanager
+    async def exclusive_cycle(self, agent: str) -> AsyncIterator[None]:
+        """Hold ``agent``'s cycle lock: no consolidation cycle of that agent runs inside the block
+        (one already running is waited for). Not reentrant: never call ``consolidate`` inside."""
+        async with self._cycle_locks[agent]:
+            yield
 
     async def consolidate(self, agent: str) -> Any:
         """Run one consolidation cycle for ``agent`` now (after its queued post-ingest work)."""

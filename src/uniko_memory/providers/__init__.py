@@ -5,6 +5,7 @@ imported only when a backend that needs them is constructed or first used.
 """
 
 from uniko_memory.providers.chat import ChatModel, ChatResult, CircuitBreaker, LangChainChat
+from uniko_memory.providers.defaults import default_embedder
 from uniko_memory.providers.embed import (
     CohereEmbedder,
     Embedder,
@@ -48,6 +49,7 @@ __all__ = [
     "TiktokenCounter",
     "TokenCounter",
     "as_token_counter",
+    "default_embedder",
     "is_transient",
     "l2_normalize",
     "rerank_with_fallback",

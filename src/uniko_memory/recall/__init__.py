@@ -2,6 +2,13 @@
 
 ``await recall(kb, query, cfg, agent=...)`` is the entry point; ``kb`` is a ``KnowledgeBase`` whose
 ``embedder`` and ``nlp`` are set (``Uniko`` sets both).
+
+The rooms: ``config`` (``RecallConfig``: tuning groups + per-call scope), ``intent`` (the question),
+``scope`` (filters every search carries), ``phases`` (the cascade and its gates), ``channels`` (the
+store searches, temporal, graph PPR in ``graph``, neighbours), ``fusion`` (the pool and its RRF),
+``coverage`` (the gates' score), ``bundle`` (ranking to ``ContextBundle``: provenance, source
+checks, rerank), ``assemble`` (rendering and packing), ``passages``, ``explain`` (the trace),
+``cache``, ``items`` (the result types).
 """
 
 from __future__ import annotations
@@ -11,15 +18,27 @@ from typing import Any
 
 from ..providers.token_counter import TokenCounter, as_token_counter
 from .cache import RecallCache
-from .cascade import run_cascade, validate_query
 from .config import RecallConfig
-from .intent import IntentProfile, build_intent_at, predict_answer_type
-from .items import ContextBundle, RecallItem, RecallSource
+from .intent import IntentProfile, build_intent_at, predict_answer_type, validate_query
+from .items import (
+    MEMORY_CLOSE,
+    MEMORY_HEADER,
+    MEMORY_OPEN,
+    ContextBundle,
+    RecallItem,
+    RecallSource,
+    quote_lines,
+    render_item,
+)
+from .phases import run_cascade
 from .scope import note_unrestricted
 
 log = logging.getLogger(__name__)
 
 __all__ = [
+    "MEMORY_CLOSE",
+    "MEMORY_HEADER",
+    "MEMORY_OPEN",
     "ContextBundle",
     "IntentProfile",
     "RecallCache",
@@ -28,7 +47,9 @@ __all__ = [
     "RecallSource",
     "build_intent_at",
     "predict_answer_type",
+    "quote_lines",
     "recall",
+    "render_item",
 ]
 
 
@@ -50,7 +71,7 @@ async def recall(
     (default: the knowledge base's, MiniLM WordPiece unless one was injected).
     """
     cfg = cfg or RecallConfig.from_uniko_config(kb.config)
-    query = validate_query(query, cfg)
+    query = validate_query(query, cfg.intent.max_query_chars)
     counter = as_token_counter(token_counter if token_counter is not None else kb.token_counter)
     store = kb.store
     note_unrestricted(cfg, agent)
@@ -74,7 +95,8 @@ async def recall(
         cfg.reference_ts,
         nlp=nlp,
         embedder=embedder if embedder is not None else kb.embedder,
-        variants=list(cfg.query_variants),
+        variants=list(cfg.intent.query_variants),
+        tuning=cfg.intent,
     )
     bundle = await run_cascade(
         store,

@@ -5,6 +5,9 @@ as, a date heading when it opens one, the line breaks, and the framing (header l
 ``<memory>`` tags) once, all with the caller's token counter; then the text ``render()`` returns
 is counted whole and trimmed from the end until it fits (a counter need not be additive). An
 item that would overflow is skipped and smaller ones after it may still fit.
+
+A little over 400 lines on purpose: rendering an item and charging it are one contract (the
+budget is on the rendered text), so they stay in one module.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from ..config import RecallPacking
 from ..model import Chunk, Episode, Fact, Message, Node, Observation, Procedure, Summary, Topic
 from ..providers.token_counter import (
     TokenCounter,
@@ -36,10 +40,10 @@ from .items import (
 )
 
 _WORD = re.compile(r"\w+")
-#: MMR considers this many of the best remaining candidates at each step (keeps packing linear).
-MMR_WINDOW = 60
-#: Word overlap (Jaccard) below this is topical, not redundant.
-MMR_SIMILARITY_FLOOR = 0.4
+#: ``pack``'s defaults: MMR considers this many of the best remaining candidates at each step
+#: (keeps packing linear); word overlap (Jaccard) below the floor is topical, not redundant.
+MMR_WINDOW: int = RecallPacking.model_fields["mmr_window"].default
+MMR_SIMILARITY_FLOOR: float = RecallPacking.model_fields["mmr_similarity_floor"].default
 
 
 def fact_validity(fact: Fact, statement: str) -> str:
@@ -203,10 +207,10 @@ def _share(words: set[str], of: frozenset[str]) -> float:
     return len(words & of) / len(of) if of else 1.0
 
 
-def _redundancy(sim: float) -> float:
-    """MMR's penalty counts only overlap beyond ``MMR_SIMILARITY_FLOOR``: items on the same topic
-    share words (names, the subject) without repeating each other; near-paraphrases are penalised."""
-    return max(0.0, (sim - MMR_SIMILARITY_FLOOR) / (1.0 - MMR_SIMILARITY_FLOOR))
+def _redundancy(sim: float, floor: float = MMR_SIMILARITY_FLOOR) -> float:
+    """MMR's penalty counts only overlap beyond ``floor``: items on the same topic share words
+    (names, the subject) without repeating each other; near-paraphrases are penalised."""
+    return max(0.0, (sim - floor) / (1.0 - floor))
 
 
 @dataclass
@@ -266,6 +270,8 @@ def pack(
     counter: TokenCounter | None = None,
     layout: Layout = "grouped",
     statement_carries_turn: float = 0.0,
+    mmr_window: int = MMR_WINDOW,
+    similarity_floor: float = MMR_SIMILARITY_FLOOR,
 ) -> Packed:
     """Greedy MMR selection under the limit and the token budget, skipping redundant items.
 
@@ -283,6 +289,8 @@ def pack(
     Every item is charged its entry as it renders (in the grouped layout a heading line for a date
     not yet in the bundle too, each with its line break); the framing is charged once. The copy in
     the result carries that share in ``tokens``. ``limit`` (None: no cap) caps the item count.
+    MMR looks at the best ``mmr_window`` candidates at each step and penalises word overlap above
+    ``similarity_floor`` only.
     """
     charges = Charges.of(counter or default_token_counter(), layout)
     count = charges.counter.count
@@ -305,10 +313,10 @@ def pack(
     # MMR value per candidate, updated only when its redundancy changes. ``max`` returns the first
     # best in the (rank-ordered) window, so ties go to the better-ranked candidate.
     relevance = [mmr_lambda * it.score / top for it in pool]
-    value = [r - (1 - mmr_lambda) * _redundancy(0.0) for r in relevance]
-    ignore_below = min(MMR_SIMILARITY_FLOOR, duplicate_threshold)
+    value = [r - (1 - mmr_lambda) * _redundancy(0.0, similarity_floor) for r in relevance]
+    ignore_below = min(similarity_floor, duplicate_threshold)
     while alive and (limit is None or len(chosen) < limit):
-        best = max(alive[:MMR_WINDOW], key=value.__getitem__)
+        best = max(alive[:mmr_window], key=value.__getitem__)
         alive.remove(best)
         it = pool[best]
         if max_sim[best] > duplicate_threshold:
@@ -383,7 +391,7 @@ def pack(
         n_toks = len(toks)
         if not n_toks:
             continue
-        for i in alive[: MMR_WINDOW * 2]:
+        for i in alive[: mmr_window * 2]:
             other = token_sets[i]
             if other is None:
                 other = token_sets[i] = _tokens(pool[i].content)
@@ -399,7 +407,7 @@ def pack(
             sim = shared / (n_other + n_toks - shared)  # Jaccard
             if sim > max_sim[i]:
                 max_sim[i] = sim
-                value[i] = relevance[i] - (1 - mmr_lambda) * _redundancy(sim)
+                value[i] = relevance[i] - (1 - mmr_lambda) * _redundancy(sim, similarity_floor)
     for i in alive:
         dropped.setdefault(pool[i].node_id, "limit")
     if not chosen:

@@ -17,7 +17,10 @@ from typing import Any
 
 import numpy as np
 
+from ..config import RecallIntent
+from ..errors import ValidationError
 from ..model import Entity, Participant, Tier, entity_id
+from ..model.text import without_surrogates
 from ..model.time import utcnow
 from ..store.protocol import Store
 
@@ -59,6 +62,15 @@ ANSWER_TYPES: list[tuple[str, re.Pattern[str]]] = [
 ]
 
 
+def validate_query(query: object, max_chars: int) -> str:
+    """The query as recall uses it: lone surrogates become U+FFFD (as in a stored turn)."""
+    if not isinstance(query, str) or not query.strip():
+        raise ValidationError("the query must be a non-empty string")
+    if len(query) > max_chars:
+        raise ValidationError(f"the query has {len(query):,} characters, over the limit of {max_chars:,}")
+    return without_surrogates(str(query))
+
+
 def predict_answer_type(question: str) -> str | None:
     """The first matching rule of the reference table over the lower-cased question, else None."""
     q = question.strip().lower()
@@ -88,10 +100,6 @@ class IntentProfile:
     #: Per named participant: the question without that name (keywords, vector) for searches
     #: already scoped to the participant, where the name only adds noise.
     without_name: dict[str, tuple[str, np.ndarray | None]] = field(default_factory=dict)
-
-    @property
-    def facet_count(self) -> int:
-        return max(len(self.entity_refs), 1)
 
     @property
     def primary_vector(self) -> np.ndarray | None:
@@ -177,8 +185,13 @@ async def build_intent_at(
     nlp: Any,
     embedder: Any,
     variants: list[str] | None = None,
+    tuning: RecallIntent | None = None,
 ) -> IntentProfile:
-    """Profile ``query`` as of ``reference_ts`` (relative phrases resolve against it; default now)."""
+    """Profile ``query`` as of ``reference_ts`` (relative phrases resolve against it; default now).
+
+    ``tuning`` (default: the reference ``RecallIntent``) sets the numbers; ``variants`` (default:
+    its ``query_variants``) the rewrites."""
+    tuning = tuning or RecallIntent()
     from ..nlp.keywords import keywords as extract_keywords
     from ..nlp.ner import canonical_key, extract
     from ..nlp.temporal import resolve_temporal
@@ -191,13 +204,13 @@ async def build_intent_at(
     original_vec = asyncio.ensure_future(_embed(embedder, [query, *stripped.values()]))
     # Entities, POS and keywords need no dependency parse (the shallow pass gives the same ones);
     # only the declarative rewrite reads the parse.
-    wanted = variants or ["keywords"]
+    wanted = variants or list(tuning.query_variants) or ["keywords"]
     shallow = getattr(nlp, "analyze_shallow", None)
     analyze = nlp.analyze if shallow is None or "declarative" in wanted else shallow
     analysis = (await asyncio.to_thread(analyze, [query]))[0]
     ner = extract(analysis, list(names), reference=ref)
     profile = IntentProfile(query=query, reference_ts=ref)
-    refs = [e for e in ner.entities if len(e.name) >= 2]
+    refs = [e for e in ner.entities if len(e.name) >= tuning.min_entity_chars]
     profile.entity_refs = list(dict.fromkeys(e.name for e in refs))
     by_key = {canonical_key(n): pid for n, pid in names.items()}
     for e in refs:
@@ -218,7 +231,7 @@ async def build_intent_at(
         profile.temporal_granularity = window.granularity
     profile.expected_answer_type = predict_answer_type(query)
     profile.keywords = extract_keywords(analysis)
-    profile.facets = profile.entity_refs or profile.keywords[:3]
+    profile.facets = profile.entity_refs or profile.keywords[: tuning.facet_keywords]
     texts: dict[str, str] = {"original": query}
     for v in wanted:
         if v == "keywords" and profile.keywords:

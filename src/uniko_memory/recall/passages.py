@@ -22,7 +22,8 @@ import numpy as np
 from ..model import Chunk, EdgeType, Message
 
 if TYPE_CHECKING:
-    from .cascade import Candidate, Cascade
+    from .fusion import Candidate
+    from .phases import Cascade
 
 _WORD = re.compile(r"\w+")
 

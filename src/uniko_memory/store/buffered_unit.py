@@ -16,7 +16,7 @@ from pydantic_core import PydanticSerializationError
 
 from ..errors import ValidationError
 from ..model import Edge, EdgeType, Node, Tier
-from .embedded.vectors import as_unit_vector
+from .vector_math import as_unit_vector
 
 if TYPE_CHECKING:
     from .protocol import Store
@@ -88,6 +88,11 @@ class BufferedUnit:
         self.ops: list[Op] = []
         self._overlay: dict[str, Node | None] = {}
         self._dim: int | None = store.dim
+
+    @property
+    def dim(self) -> int | None:
+        """The store's dimension, or the first buffered vector's when the store has none yet."""
+        return self._dim
 
     def _check_vector(self, vector: Any) -> np.ndarray:
         try:

@@ -8,6 +8,9 @@ Score contract (every backend, every search):
   only, 0 = keyword only) means the same on every backend.
 Every call names its agent (the tenant): nothing crosses agents. Redacted and deleted nodes never
 come back from a search.
+
+``Store`` is the typing contract; a backend subclasses ``base.BaseStore``, which checks every
+argument once, the same way for all backends, and calls the backend's hooks.
 """
 
 from __future__ import annotations

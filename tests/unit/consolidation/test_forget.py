@@ -41,12 +41,13 @@ QUERIES = [
     "What did Jon do on Lake Tahoe in May 2023?",
     "zephyrine",
 ]
-ALL_PHASES: dict[str, Any] = {"phase1_coverage_gate": 1.0, "phase2_coverage_gate": 1.0}
+GATES_OFF: dict[str, Any] = {"phase1_coverage_gate": 1.0, "phase2_coverage_gate": 1.0}
+ALL_PHASES: dict[str, Any] = {"phases": GATES_OFF}
 VARIANTS: list[dict[str, Any]] = [
     {},
     ALL_PHASES,
-    {**ALL_PHASES, "phase1_strategy": "merge"},
-    {**ALL_PHASES, "query_variants": ["keywords", "original", "declarative", "type_anchored"]},
+    {"phases": {**GATES_OFF, "phase1_strategy": "merge"}},
+    {**ALL_PHASES, "intent": {"query_variants": ["keywords", "original", "declarative", "type_anchored"]}},
     {**ALL_PHASES, "reference_ts": START + timedelta(days=30)},
 ]
 

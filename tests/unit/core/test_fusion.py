@@ -43,3 +43,19 @@ def test_rrf_weights() -> None:
     assert fused == {"a": 2.0, "b": 1.0}
     with pytest.raises(ValueError):
         rrf([["a"]], weights=[1.0, 2.0])
+
+
+def test_rrf_scores_families_take_the_best_rank_and_sum_in_list_order() -> None:
+    from uniko_memory.store.fusion import rrf_scores
+
+    # "a" is in both lists of family "v" (best: rank 1) and in family "b" at rank 2
+    scores = rrf_scores(
+        [[("a", 1), ("b", 2)], [("b", 1), ("a", 3)], [("b", 1), ("a", 2)]],
+        k=60,
+        weights=[1.0, 1.0, 0.5],
+        families=["v", "v", "b"],
+    )
+    assert scores["a"] == 0.0 + 1.0 / 61 + 0.5 / 62
+    assert scores["b"] == 0.0 + 1.0 / 61 + 0.5 / 61
+    # tied ranks are allowed; a list of weight 0 adds nothing
+    assert rrf_scores([[("x", 1), ("y", 1)], [("z", 1)]], k=0, weights=[1.0, 0.0]) == {"x": 1.0, "y": 1.0}

@@ -22,7 +22,7 @@ LOCOMO = DATA / "locomo_mini.json"
 @pytest.fixture(autouse=True)
 def fake_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
     """``uniko ingest`` opens the store with the default embedder; use the fast fake one here."""
-    monkeypatch.setattr("uniko_memory.facade.default_embedder", lambda cfg: FakeEmbedder())
+    monkeypatch.setattr("uniko_memory.providers.defaults.default_embedder", lambda cfg: FakeEmbedder())
 
 
 def _stored(db: Path, agent: str) -> tuple[list[Message], list[Session], dict[str, int]]:
@@ -360,7 +360,7 @@ def test_bench_root_is_found_in_the_checkout() -> None:
     root = cli.find_bench_root(env={})
     assert (root / "benchmarks" / "run_bench.py").is_file() and cli.is_bench_root(root)
     # not from the module's own location (a wheel in site-packages), but from the working directory
-    wheel = Path("/nonexistent/site-packages/uniko_memory/cli.py")
+    wheel = Path("/nonexistent/site-packages/uniko_memory/cli/cmd_bench.py")
     assert cli.find_bench_root(env={}, module_file=wheel, cwd=root / "tests" / "data") == root
     assert cli.find_bench_root(env={cli.BENCH_ROOT_ENV: str(root)}, module_file=wheel, cwd=Path("/")) == root
 
@@ -368,7 +368,7 @@ def test_bench_root_is_found_in_the_checkout() -> None:
 def test_bench_without_the_harness_says_why(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    wheel = tmp_path / "site-packages" / "uniko_memory" / "cli.py"
+    wheel = tmp_path / "site-packages" / "uniko_memory" / "cli" / "cmd_bench.py"
     with pytest.raises(cli.BenchUnavailable, match="not part of the installed package"):
         cli.find_bench_root(env={}, module_file=wheel, cwd=tmp_path)
     with pytest.raises(cli.BenchUnavailable, match=r"UNIKO_BENCH_ROOT=.*no benchmarks/run_bench\.py"):
@@ -379,7 +379,7 @@ def test_bench_without_the_harness_says_why(
     def installed_from_a_wheel(**kwargs: Any) -> Path:
         return find(env={}, module_file=wheel, cwd=tmp_path)
 
-    monkeypatch.setattr(cli, "find_bench_root", installed_from_a_wheel)
+    monkeypatch.setattr("uniko_memory.cli.cmd_bench.find_bench_root", installed_from_a_wheel)
     assert cli.main(["bench", "--data", str(HARNESS_TINY)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("uniko bench: the benchmark harness is not available")
@@ -398,7 +398,7 @@ def test_bench_reports_a_harness_that_cannot_be_imported(
             raise ModuleNotFoundError("No module named 'tqdm'")
         return real(name, *a)
 
-    monkeypatch.setattr(cli.importlib, "import_module", missing_dependency)
+    monkeypatch.setattr(importlib, "import_module", missing_dependency)
     assert cli.main(["bench", "--data", str(HARNESS_TINY)]) == 2
     err = capsys.readouterr().err
     assert "cannot load the harness" in err and "tqdm" in err and "uv sync" in err

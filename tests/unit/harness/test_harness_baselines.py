@@ -12,7 +12,6 @@ from benchmarks.harness.baselines import (
     DenseBaseline,
     HybridBaseline,
     rank_by_score,
-    rrf,
     tokenize,
     turn_document,
 )
@@ -22,6 +21,13 @@ from benchmarks.harness.run import DEFAULT_TOKEN_BUDGET, TOKEN_COUNTER
 
 from uniko_memory.recall.assemble import pack
 from uniko_memory.recall.items import MEMORY_HEADER, render_text
+from uniko_memory.store.fusion import rrf as rrf_pairs
+
+
+def rrf(rankings: list[list[int]], k: int = 60, depth: int | None = None) -> list[int]:
+    """The baseline's fused order: the library's one RRF, keys only."""
+    return [d for d, _ in rrf_pairs(rankings, k, depth=depth)]
+
 
 VIOLIN = Question(id="v", text="Who is learning the violin?", category="x")
 

@@ -17,7 +17,7 @@ CONFIG = BenchConfig(item_limits=(1, 3), token_budgets=(150, 400), hit_rate_k=3,
 @pytest.fixture(autouse=True)
 def fake_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
     """The registered factories use the default embedder; the fast fake one here."""
-    monkeypatch.setattr("uniko_memory.facade.default_embedder", lambda cfg: FakeEmbedder())
+    monkeypatch.setattr("uniko_memory.providers.defaults.default_embedder", lambda cfg: FakeEmbedder())
 
 
 def test_variants_are_registered() -> None:

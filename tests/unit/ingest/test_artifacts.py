@@ -26,7 +26,7 @@ from ._support import FakeEmbedder, edges, nodes, open_uni
 
 AGENT = "docs"
 AWS = "AKIAIOSFODNN7EXAMPLE"
-ALL_PHASES = {"phase1_coverage_gate": 1.0, "phase2_coverage_gate": 1.0}
+ALL_PHASES = {"phases": {"phase1_coverage_gate": 1.0, "phase2_coverage_gate": 1.0}}
 
 REFUNDS = (
     "Refunds are processed within fourteen days of the request. "
@@ -424,7 +424,7 @@ def test_sync_twin() -> None:
 def test_cli_ingest_doc(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr("uniko_memory.facade.default_embedder", lambda cfg: FakeEmbedder())
+    monkeypatch.setattr("uniko_memory.providers.defaults.default_embedder", lambda cfg: FakeEmbedder())
     doc, bad, db = tmp_path / "notes.md", tmp_path / "broken.pdf", tmp_path / "m.db"
     doc.write_text(MARKDOWN, encoding="utf-8")
     bad.write_bytes(b"%PDF-1.4 broken")

@@ -120,10 +120,10 @@ async def test_query_length(uni: Uniko) -> None:
     await agent.session("s1").observe(turn("Caroline", "My cat Oliver loves the garden."))
     await agent.flush()
     with pytest.raises(ValidationError) as err:
-        await agent.recall("What is the name of Caroline's cat, please?", max_query_chars=20)
+        await agent.recall("What is the name of Caroline's cat, please?", intent={"max_query_chars": 20})
     assert "43 characters" in str(err.value) and "limit of 20" in str(err.value)
-    assert uni.recall_config.max_query_chars == 4000
+    assert uni.recall_config.intent.max_query_chars == 4000
     with pytest.raises(ValidationError, match="4,000"):
         await agent.recall("cat " * 1001)
-    bundle = await agent.recall("Caroline's cat?", max_query_chars=20)
+    bundle = await agent.recall("Caroline's cat?", intent={"max_query_chars": 20})
     assert bundle.items

@@ -23,7 +23,9 @@ S1_START = datetime(2023, 5, 7, 13, 0, tzinfo=UTC)
 S2_START = datetime(2023, 6, 20, 10, 0, tzinfo=UTC)
 S3_START = datetime(2023, 8, 15, 18, 0, tzinfo=UTC)
 #: Both gates unreachable: every recall runs all three phases (chunks included).
-ALL_PHASES: dict[str, Any] = {"phase1_coverage_gate": 1.0, "phase2_coverage_gate": 1.0}
+#: The coverage gates never pass: every recall runs all three phases.
+GATES_OFF: dict[str, Any] = {"phase1_coverage_gate": 1.0, "phase2_coverage_gate": 1.0}
+ALL_PHASES: dict[str, Any] = {"phases": GATES_OFF}
 #: No consolidation cycle on its own (after 20 observations): a memory has Facts only when a test
 #: asks for them (``build(..., consolidate=True)``), so every build is deterministic.
 NO_AUTO_CONSOLIDATION: dict[str, Any] = {"pipeline": {"consolidation_threshold": 1_000_000}}

@@ -206,7 +206,9 @@ async def test_gates_decide_how_far_the_cascade_goes(agent: Agent) -> None:
     assert not full.phase1_only and not full.phase2_only
     assert full.trace is not None and set(full.trace["phases"]) == {"1", "2", "3"}
     # a small bundle: the Phase-2 pool easily holds enough evidence for it
-    easy = await ask(agent, QUERIES[3], explain=True, phase2_coverage_gate=0.01, token_budget=100, limit=3)
+    easy = await ask(
+        agent, QUERIES[3], explain=True, phases={"phase2_coverage_gate": 0.01}, token_budget=100, limit=3
+    )
     assert easy.phase2_only and not easy.phase1_only
     assert easy.trace is not None and set(easy.trace["phases"]) == {"1", "2"}
     assert all(i.kind != "chunk" or "graph" in i.channels for i in easy.items)
@@ -286,7 +288,7 @@ async def test_bad_queries_are_validation_errors(agent: Agent, query: str) -> No
 
 
 async def test_query_length_limit_is_inclusive(agent: Agent) -> None:
-    cfg = RecallConfig.build({"max_query_chars": 40})
+    cfg = RecallConfig.build({"intent": {"max_query_chars": 40}})
     await agent.recall("c" * 40, cfg)
     with pytest.raises(ValidationError, match="over the limit"):
         await agent.recall("c" * 41, cfg)
@@ -345,7 +347,7 @@ async def test_refused_evidence_is_repacked_in_bounded_store_reads(
     once, so refusals never cost one store read per item, and no refused item is returned."""
     import importlib
 
-    cascade = importlib.import_module("uniko_memory.recall.cascade")
+    cascade = importlib.import_module("uniko_memory.recall.bundle")
     real = cascade._check_sources
     seen: list[int] = []
     refused: set[str] = set()

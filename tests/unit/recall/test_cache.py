@@ -126,7 +126,7 @@ async def test_redaction_invalidates(uni: Uniko) -> None:
         {"participants": ["Caroline"]},
         {"since": datetime(2023, 5, 1, tzinfo=UTC)},
         {"reference_ts": datetime(2024, 1, 1, tzinfo=UTC)},
-        {"phase1_strategy": "off"},
+        {"phases": {"phase1_strategy": "off"}},
     ],
 )
 async def test_result_changing_fields_are_part_of_the_key(uni: Uniko, options: dict[str, object]) -> None:

@@ -21,6 +21,7 @@ from uniko_memory.recall import ContextBundle
 from ._corpus import (
     AGENT,
     ALL_PHASES,
+    GATES_OFF,
     MAIN,
     S1_START,
     S2_START,
@@ -80,7 +81,7 @@ async def ask(agent: Agent, query: str, **options: Any) -> ContextBundle:
 
 async def test_phase1_exits_early_when_facts_cover_the_question(agent: Agent) -> None:
     # the coverage gate alone (the budget rule is tested below)
-    b = await ask(agent, EXACT, explain=True, gate_budget_factor=0.0)
+    b = await ask(agent, EXACT, explain=True, phases={"gate_budget_factor": 0.0})
     assert b.phase1_only and not b.phase2_only
     assert b.trace is not None and set(b.trace["phases"]) == {"1"}
     assert b.coverage >= 0.75
@@ -98,7 +99,7 @@ async def test_a_few_facts_do_not_end_the_cascade_for_a_large_bundle(agent: Agen
 
 
 async def test_phase1_needs_three_items(agent: Agent) -> None:
-    b = await ask(agent, EXACT, gate_min_items=4)
+    b = await ask(agent, EXACT, phases={"gate_min_items": 4})
     assert not b.phase1_only
 
 
@@ -110,11 +111,11 @@ async def test_drift_override_forces_phase2(uni: Uniko, agent: Agent) -> None:
     async with store.unit(AGENT) as unit:
         unit.put(ent.model_copy(update={"unstable": True}))
     try:
-        b = await ask(agent, EXACT, explain=True, gate_budget_factor=0.0)
+        b = await ask(agent, EXACT, explain=True, phases={"gate_budget_factor": 0.0})
         assert not b.phase1_only
         assert b.trace is not None and b.trace["phases"]["1"]["drift_override"] is True
         assert "2" in b.trace["phases"]
-        off = await ask(agent, EXACT, drift_override_enabled=False, gate_budget_factor=0.0)
+        off = await ask(agent, EXACT, phases={"drift_override_enabled": False, "gate_budget_factor": 0.0})
         assert off.phase1_only
     finally:
         async with store.unit(AGENT) as unit:
@@ -125,9 +126,13 @@ async def test_boost_lifts_the_evidence_behind_a_fact(agent: Agent) -> None:
     q = "Where did Caroline get Bailey?"
     # the fake embedder gives low cosines: open the relevance gate to test the lift itself
     boosted = await ask(
-        agent, q, phase1_strategy="boost", boost_min_relevance=0.0, limit=30, explain=True, **ALL_PHASES
+        agent,
+        q,
+        phases={**GATES_OFF, "phase1_strategy": "boost", "boost_min_relevance": 0.0},
+        limit=30,
+        explain=True,
     )
-    plain = await ask(agent, q, phase1_strategy="off", limit=30, **ALL_PHASES)
+    plain = await ask(agent, q, phases={**GATES_OFF, "phase1_strategy": "off"}, limit=30)
     score = {i.content: i.fused for i in boosted.items}
     base = {i.content: i.fused for i in plain.items}
     assert BAILEY_OBS in score and BAILEY_OBS in base
@@ -136,13 +141,18 @@ async def test_boost_lifts_the_evidence_behind_a_fact(agent: Agent) -> None:
 
 
 async def test_off_strategy_keeps_facts_out_of_later_phases(agent: Agent) -> None:
-    b = await ask(agent, "Caroline adopted cat Bailey shelter", phase1_strategy="off", limit=40, **ALL_PHASES)
+    b = await ask(
+        agent, "Caroline adopted cat Bailey shelter", phases={**GATES_OFF, "phase1_strategy": "off"}, limit=40
+    )
     assert b.items and all(i.kind != "fact" for i in b.items)
 
 
 async def test_merge_strategy_keeps_at_most_three_facts(agent: Agent) -> None:
     b = await ask(
-        agent, "Caroline adopted cat Bailey shelter", phase1_strategy="merge", limit=40, **ALL_PHASES
+        agent,
+        "Caroline adopted cat Bailey shelter",
+        phases={**GATES_OFF, "phase1_strategy": "merge"},
+        limit=40,
     )
     assert sum(i.kind == "fact" for i in b.items) <= 3
 

@@ -75,7 +75,7 @@ async def test_degraded_bundle_is_not_cached(uni: Uniko) -> None:
 async def test_reranker_failure_keeps_fused_order_and_says_so(uni: Uniko) -> None:
     query = "Where did Caroline adopt her cat?"
     plain = await recall(uni.kb, query, RecallConfig(), agent=AGENT)
-    cfg = RecallConfig(reranker_enabled=True)
+    cfg = RecallConfig(rerank={"enabled": True})
     bundle = await recall(uni.kb, query, cfg, agent=AGENT, reranker=BrokenReranker())
     assert [i.node_id for i in bundle.items] == [i.node_id for i in plain.items]
     assert bundle.degraded == ["reranker failed: fused order kept"]

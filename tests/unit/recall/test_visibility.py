@@ -121,11 +121,12 @@ async def test_owner_and_team_members_see_their_items(uni: Uniko, agent: Agent) 
     outsider = Viewer(participant_id="p1")
     q = "team garden notes rotate beds next year"
     # phase1_strategy "off": Boost can push this turn out of the bundle (see test_cascade)
-    member = await ask(agent, q, viewer=team_view, phase1_strategy="off")
+    member = await ask(agent, q, viewer=team_view, phases={"phase1_strategy": "off"})
     assert any(TEAM in i.content for i in member.items)
     assert not any(TEAM in i.content for i in (await ask(agent, q, viewer=outsider, **ALL_PHASES)).items)
     assert not any(
-        TEAM in i.content for i in (await ask(agent, q, viewer=outsider, phase1_strategy="off")).items
+        TEAM in i.content
+        for i in (await ask(agent, q, viewer=outsider, phases={"phase1_strategy": "off"})).items
     )
 
 

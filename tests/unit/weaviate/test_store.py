@@ -24,7 +24,8 @@ from uniko_memory.store.weaviate import (
     is_transient,
     tenant_name,
 )
-from uniko_memory.store.weaviate import store as store_mod
+from uniko_memory.store.weaviate import core as core_mod
+from uniko_memory.store.weaviate import reads as reads_mod
 
 
 async def test_schema_version_mismatch_is_a_clear_error(store: WeaviateStore, double: WeaviateDouble) -> None:
@@ -119,8 +120,8 @@ async def test_paging_past_the_query_maximum(store: WeaviateStore, monkeypatch: 
         for order in ("time", "seq", "id")
         for desc in (False, True)
     }
-    monkeypatch.setattr(store_mod, "_PAGE", 5)
-    monkeypatch.setattr(store_mod, "MAX_RESULTS", 4)
+    monkeypatch.setattr(core_mod, "_PAGE", 5)
+    monkeypatch.setattr(reads_mod, "MAX_RESULTS", 4)
     assert await store.neighbors(AGENT, [hub.id], direction=Direction.IN) == sorted(
         edges, key=lambda e: e.key()
     )

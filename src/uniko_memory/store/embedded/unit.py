@@ -2,31 +2,9 @@
 
 from __future__ import annotations
 
-from ..buffered_unit import (
-    BufferedUnit,
-    DeleteEdge,
-    DeleteNode,
-    Op,
-    PutBlob,
-    PutEdge,
-    PutNode,
-    PutVector,
-    serialize_node,
-    serialize_props,
-)
+from ..buffered_unit import BufferedUnit
 
-__all__ = [
-    "DeleteEdge",
-    "DeleteNode",
-    "EmbeddedUnit",
-    "Op",
-    "PutBlob",
-    "PutEdge",
-    "PutNode",
-    "PutVector",
-    "serialize_node",
-    "serialize_props",
-]
+__all__ = ["EmbeddedUnit"]
 
 
 class EmbeddedUnit(BufferedUnit):

@@ -5,8 +5,9 @@ Importing this package never needs weaviate-client; building a store or a client
 """
 
 from .client import connect_cloud, connect_custom, connect_local, connect_url, is_transient
+from .core import tenant_name
 from .schema import SCHEMA_VERSION
-from .store import WeaviateStore, tenant_name
+from .store import WeaviateStore
 
 __all__ = [
     "SCHEMA_VERSION",

@@ -9,7 +9,6 @@ and (3) writes only the difference, in a fixed order. ``Plan`` is the result of 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -25,9 +24,6 @@ from ..buffered_unit import (
     PutNode,
     PutVector,
 )
-
-if TYPE_CHECKING:
-    pass
 
 EdgeKey = tuple[str, str, str]
 
@@ -144,7 +140,3 @@ def replay(
 
 class WeaviateUnit(BufferedUnit):
     """Collects writes; the store plans and applies them when the ``async with`` block exits."""
-
-    @property
-    def dim(self) -> int | None:
-        return self._dim

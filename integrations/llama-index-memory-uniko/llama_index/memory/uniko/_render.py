@@ -8,8 +8,14 @@ written ``&lt;``, between ``<memory>`` and ``</memory>`` under a header saying i
 
 from __future__ import annotations
 
-from uniko_memory.recall import ContextBundle
-from uniko_memory.recall.items import MEMORY_CLOSE, MEMORY_HEADER, MEMORY_OPEN, quote_lines, render_item
+from uniko_memory.recall import (
+    MEMORY_CLOSE,
+    MEMORY_HEADER,
+    MEMORY_OPEN,
+    ContextBundle,
+    quote_lines,
+    render_item,
+)
 
 __all__ = [
     "MEMORY_CLOSE",

@@ -121,7 +121,7 @@ class UnikoMemoryBlock(BaseMemoryBlock[str]):
             if turn is not None:
                 session = self.session_id or message.additional_kwargs.get("session_id") or "default"
                 by_session.setdefault(str(session), []).append(turn)
-        unit = self.agent._uni.config.ingest.max_unit_turns  # the most turns one transaction may carry
+        unit = self.agent.config.ingest.max_unit_turns  # the most turns one transaction may carry
         for session, turns in by_session.items():
             handle = self.agent.session(session)
             for start in range(0, len(turns), unit):

@@ -1,0 +1,328 @@
+"""``Agent``: one tenant's memory — its sessions, recall and answers, consolidation, forgetting.
+
+Every verb is a thin call into the engine (``recall``, ``query``, ``pipeline.Cycles``,
+``pipeline.Forgetting``) on the engine's loop; each has a ``*_sync`` twin.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..config import UnikoConfig
+from ..consolidation import CycleStats
+from ..consolidation.forget import ForgetReport
+from ..cortex import SweepReport, match_procedures, record_procedure_use
+from ..errors import ValidationError
+from ..ingest.artifacts import ArtifactIngest, ArtifactReport, ArtifactSource
+from ..ingest.finalize import FinalizeReport
+from ..model import Episode, Node, Procedure, Tier
+from ..model import Session as SessionNode
+from ..model.time import utcnow
+from ..query import (
+    Answer,
+    QueryRecordOptions,
+    answer_query,
+    as_chat_model,
+    chat_generator,
+    record_options,
+    update_episode_outcome,
+)
+from ..recall import ContextBundle, RecallConfig, recall
+from .loop import engine_verb
+from .session import Session
+
+if TYPE_CHECKING:
+    from .uniko import Uniko
+
+#: Sessions ``Agent.sessions`` lists at most (every session of an agent, in practice).
+SESSIONS_SCAN = 100_000
+
+
+class Agent:
+    """One tenant's memory: sessions, recall, consolidation, forgetting."""
+
+    def __init__(self, uni: Uniko, agent_id: str) -> None:
+        if not isinstance(agent_id, str) or not agent_id.strip():
+            raise ValidationError("agent id must be a non-empty string")
+        self._uni = uni
+        self.agent_id = agent_id
+
+    @property
+    def uniko(self) -> Uniko:
+        """The engine this agent's memory lives in (``run_sync``, ``run_async``, ``kb``)."""
+        return self._uni
+
+    @property
+    def config(self) -> UnikoConfig:
+        """The engine's config, which governs this agent (its ingest limits, cadences, ...)."""
+        return self._uni.config
+
+    def session(self, session_id: str) -> Session:
+        return Session(self._uni, self.agent_id, session_id)
+
+    @engine_verb
+    async def flush(self, timeout: float | None = None) -> None:
+        await self._uni._pipeline.flush(self.agent_id, timeout)
+
+    def _config(self, cfg: RecallConfig | None, options: Mapping[str, Any]) -> RecallConfig:
+        base = cfg or self._uni.recall_config
+        return base.with_options(**options) if options else base
+
+    @engine_verb
+    async def recall(self, query: str, cfg: RecallConfig | None = None, **options: Any) -> ContextBundle:
+        """Recall a token-budgeted ``ContextBundle`` for ``query``.
+
+        ``options`` override fields of the config: ``limit``, ``token_budget``, scope filters
+        (``sessions``, ``participants``, ``since``, ``until``, ``categories``), ``viewer``,
+        ``reference_ts`` (what "last May" is relative to), ``explain``; a tuning group as a
+        partial dict (``phases={"phase2_coverage_gate": 0.5}``, ``RecallConfig.with_options``).
+        """
+        uni = self._uni
+        return await recall(
+            uni.kb,
+            query,
+            self._config(cfg, options),
+            agent=self.agent_id,
+            nlp=uni.nlp,
+            cache=uni.recall_cache,
+        )
+
+    @engine_verb
+    async def consolidate(self) -> CycleStats | None:
+        """Consolidate now (after pending post-ingest work); None if the cycle failed (logged)."""
+        await self._uni._pipeline.flush(self.agent_id)
+        result: CycleStats | None = await self._uni._pipeline.consolidate(self.agent_id)
+        return result
+
+    @engine_verb
+    async def finalize_session(self, session_id: str, *, close: bool = False) -> FinalizeReport:
+        return await self.session(session_id).finalize(close=close)
+
+    @engine_verb
+    async def maintain_sessions(self, inactivity_secs: float | None = None) -> list[str]:
+        """Close and finalise sessions idle longer than ``session_inactivity_secs``."""
+        return await self._uni._cycles.maintain_sessions(self.agent_id, inactivity_secs)
+
+    @engine_verb
+    async def sweep(self, *, llm: Any = None) -> SweepReport:
+        """Run the cortex sweep now (procedures, topics, decay, closing idle sessions), after pending
+        post-ingest work. ``llm`` (a LangChain chat model or a ``ChatModel``; default the
+        ``chat_model`` given to ``Uniko.open``) writes abstractive summaries of the sessions it
+        closes, through the circuit breaker; a failing model leaves their extractive summaries."""
+        uni = self._uni
+        await uni._pipeline.flush(self.agent_id)
+        async with uni._pipeline.exclusive_cycle(self.agent_id):
+            chat = as_chat_model(llm, uni.llm_breaker) if llm is not None else None
+            return await uni._cycles.sweep(self.agent_id, chat=chat)
+
+    @engine_verb
+    async def sessions(self) -> list[SessionNode]:
+        """Every session of this agent (open and closed), as stored ``Session`` nodes."""
+        found = await self._uni.kb.store.find(self.agent_id, Tier.SESSION, limit=SESSIONS_SCAN)
+        return [n for n in found if isinstance(n, SessionNode)]
+
+    @engine_verb
+    async def get_nodes(self, node_ids: Sequence[str]) -> dict[str, Node]:
+        """The nodes of this agent with these ids (an id of another agent's node is absent;
+        a redacted node comes back blank, flagged ``redacted``)."""
+        return await self._uni.kb.store.get_many(self.agent_id, list(node_ids))
+
+    # ------------------------------------------------------------------ answers and procedures
+    @engine_verb
+    async def answer(
+        self,
+        question: str,
+        llm: Any = None,
+        *,
+        record: bool | QueryRecordOptions = False,
+        outcome: str | None = None,
+        use_procedures: bool = False,
+        cfg: RecallConfig | None = None,
+        **options: Any,
+    ) -> Answer:
+        """Recall for ``question`` and answer it with a chat model (a LangChain chat model, or any
+        ``ChatModel``). The prompt quotes the bundle (with dates) as data, never as instructions.
+
+        ``record=True`` (or ``QueryRecordOptions``) stores the exchange as a query Episode that P5
+        learns from; ``outcome`` is its outcome ("success" / "failure"), if known already.
+        """
+        if llm is None:
+            raise ValidationError("answer() needs a chat model: answer(question, llm=...)")
+        uni = self._uni
+        chat = as_chat_model(llm, uni.llm_breaker)
+        config = self._config(cfg, options)
+        return await answer_query(
+            uni.kb,
+            question,
+            config,
+            chat_generator(chat, config.reference_ts or utcnow()),
+            record_options(record, outcome),
+            agent=self.agent_id,
+            nlp=uni.nlp,
+            cache=uni.recall_cache,
+            use_procedures=use_procedures,
+        )
+
+    @engine_verb
+    async def report_outcome(self, episode_id: str, outcome: str, importance: float | None = None) -> Episode:
+        """Set the outcome of a recorded query Episode once the answer has been judged."""
+        return await update_episode_outcome(
+            self._uni.kb.store, self.agent_id, episode_id, outcome, importance, config=self._uni.config
+        )
+
+    @engine_verb
+    async def record_procedure_use(self, procedure_id: str, success: bool) -> Procedure:
+        return await record_procedure_use(
+            self._uni.kb.store, self._uni.config, self.agent_id, procedure_id, success
+        )
+
+    @engine_verb
+    async def match_procedures(self, state: dict[str, Any]) -> list[Procedure]:
+        return await match_procedures(self._uni.kb.store, self.agent_id, state)
+
+    # ------------------------------------------------------------------ forgetting
+    @engine_verb
+    async def forget_turn(self, session_id: str, turn_id: str) -> ForgetReport:
+        """Redact one turn, its Observations and what was derived only from it; rebuild its session."""
+        return await self._uni._forgetting.forget_turn(self.agent_id, session_id, turn_id, hard=False)
+
+    @engine_verb
+    async def delete_turn(self, session_id: str, turn_id: str) -> ForgetReport:
+        """Hard-delete one turn and its Observations; Facts left without support are closed."""
+        return await self._uni._forgetting.forget_turn(self.agent_id, session_id, turn_id, hard=True)
+
+    @engine_verb
+    async def forget_session(self, session_id: str, *, hard: bool = False) -> list[ForgetReport]:
+        """Forget every turn of a session as ``forget_turn`` does (``hard``: as ``delete_turn``),
+        one durable job per turn; returns their reports (empty for a session with no live turn)."""
+        self.session(session_id)  # an id no session could carry is refused, as by ``session``
+        return await self._uni._forgetting.forget_session(self.agent_id, session_id, hard=hard)
+
+    @engine_verb
+    async def forget_participant(
+        self, participant: str, *, hard: bool = False, about: bool | None = None
+    ) -> ForgetReport:
+        """GDPR: redact (or, ``hard``, delete) everything ``participant`` said and everything about them.
+
+        ``about`` (default: on for ``hard``, off otherwise) also forgets what others said about them:
+        every Message by someone else that mentions the person (its mentions resolve to their
+        Entity), with all derived from it; ``ForgetReport.about_messages`` counts them. The call is
+        a durable job: cut short (a crash, an error), it is finished by the next ``Uniko.open`` or
+        the next forget of this agent, and calling it again completes it and reports. Forgetting a
+        participant whose hard forget already completed reports ``nothing_to_do``; a participant
+        never stored raises ``NotFound``.
+        """
+        return await self._uni._forgetting.forget_participant(
+            self.agent_id, participant, hard=hard, about=about
+        )
+
+    @engine_verb
+    async def stats(self) -> dict[str, int]:
+        store = self._uni.kb.store
+        return {t.value: n for t in Tier if (n := await store.count(self.agent_id, t))}
+
+    @engine_verb
+    async def ingest_artifact(
+        self,
+        source: ArtifactSource,
+        *,
+        title: str | None = None,
+        mime_type: str | None = None,
+        external_id: str | None = None,
+        session: str | Session | None = None,
+        visibility: str = "public",
+    ) -> ArtifactReport:
+        """Store a text, Markdown, HTML or PDF document (a path or bytes) as an Artifact with Chunks.
+
+        One unit commits the bytes, the Artifact and its chunks (BM25-searchable at once); the
+        chunks are then embedded in this call (vector-searchable on return). A document whose text
+        cannot be extracted is still stored, with ``extraction_failed`` set. See docs/artifacts.md.
+        """
+        uni = self._uni
+        return await ArtifactIngest(uni.kb.store, uni.config, uni.kb.embedder).ingest(
+            self.agent_id,
+            source,
+            title=title,
+            mime_type=mime_type,
+            external_id=external_id,
+            session=session.session_id if isinstance(session, Session) else session,
+            visibility=visibility,
+        )
+
+    # Blocking twins (thin: they run the async verb on the engine loop).
+    def flush_sync(self, timeout: float | None = None) -> None:
+        self._uni.run_sync(self.flush(timeout))
+
+    def recall_sync(self, query: str, cfg: RecallConfig | None = None, **options: Any) -> ContextBundle:
+        return self._uni.run_sync(self.recall(query, cfg, **options))
+
+    def consolidate_sync(self) -> CycleStats | None:
+        return self._uni.run_sync(self.consolidate())
+
+    def finalize_session_sync(self, session_id: str, *, close: bool = False) -> FinalizeReport:
+        return self._uni.run_sync(self.finalize_session(session_id, close=close))
+
+    def maintain_sessions_sync(self, inactivity_secs: float | None = None) -> list[str]:
+        return self._uni.run_sync(self.maintain_sessions(inactivity_secs))
+
+    def sweep_sync(self, *, llm: Any = None) -> SweepReport:
+        return self._uni.run_sync(self.sweep(llm=llm))
+
+    def sessions_sync(self) -> list[SessionNode]:
+        return self._uni.run_sync(self.sessions())
+
+    def get_nodes_sync(self, node_ids: Sequence[str]) -> dict[str, Node]:
+        return self._uni.run_sync(self.get_nodes(node_ids))
+
+    def stats_sync(self) -> dict[str, int]:
+        return self._uni.run_sync(self.stats())
+
+    def answer_sync(
+        self,
+        question: str,
+        llm: Any = None,
+        *,
+        record: bool | QueryRecordOptions = False,
+        outcome: str | None = None,
+        use_procedures: bool = False,
+        cfg: RecallConfig | None = None,
+        **options: Any,
+    ) -> Answer:
+        return self._uni.run_sync(
+            self.answer(
+                question,
+                llm,
+                record=record,
+                outcome=outcome,
+                use_procedures=use_procedures,
+                cfg=cfg,
+                **options,
+            )
+        )
+
+    def report_outcome_sync(self, episode_id: str, outcome: str, importance: float | None = None) -> Episode:
+        return self._uni.run_sync(self.report_outcome(episode_id, outcome, importance))
+
+    def record_procedure_use_sync(self, procedure_id: str, success: bool) -> Procedure:
+        return self._uni.run_sync(self.record_procedure_use(procedure_id, success))
+
+    def match_procedures_sync(self, state: dict[str, Any]) -> list[Procedure]:
+        return self._uni.run_sync(self.match_procedures(state))
+
+    def forget_turn_sync(self, session_id: str, turn_id: str) -> ForgetReport:
+        return self._uni.run_sync(self.forget_turn(session_id, turn_id))
+
+    def delete_turn_sync(self, session_id: str, turn_id: str) -> ForgetReport:
+        return self._uni.run_sync(self.delete_turn(session_id, turn_id))
+
+    def forget_session_sync(self, session_id: str, *, hard: bool = False) -> list[ForgetReport]:
+        return self._uni.run_sync(self.forget_session(session_id, hard=hard))
+
+    def forget_participant_sync(
+        self, participant: str, *, hard: bool = False, about: bool | None = None
+    ) -> ForgetReport:
+        return self._uni.run_sync(self.forget_participant(participant, hard=hard, about=about))
+
+    def ingest_artifact_sync(self, source: ArtifactSource, **options: Any) -> ArtifactReport:
+        return self._uni.run_sync(self.ingest_artifact(source, **options))

@@ -1,0 +1,261 @@
+"""The three-phase, coverage-gated recall cascade.
+
+Phase 1 reads compiled knowledge (Facts, Procedures, Topics); Phase 2 the episodic tier
+(Observations, Messages, Episodes) with the temporal and graph channels; Phase 3 the session,
+observation and artifact chunks. Each phase is fused by weighted RRF into ONE pool
+(``recall.fusion``): evidence a phase found is never thrown away when a later phase runs. Gates
+use calibrated inputs (cosine relevance, facet matches, tier diversity: ``recall.coverage``), so
+they mean what the seed says, and the cascade still stops early when the compiled or episodic view
+already covers the question. Every number here is a field of ``RecallPhases`` / ``RecallBreadth``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+
+from ..model import EdgeType, Tier
+from ..providers.token_counter import TokenCounter, default_token_counter
+from ..store.filters import Eq, In
+from ..store.protocol import Store
+from .bundle import finish
+from .channels import Channels
+from .config import RecallConfig
+from .coverage import compute_coverage
+from .fusion import Candidate, Pool, by_fused
+from .intent import IntentProfile
+from .items import ContextBundle
+from .scope import Scope
+
+#: How many tiers each phase can return (the diversity denominator of its coverage).
+PHASE_TIERS = {1: 3, 2: 3, 3: 2}
+#: The tiers of compiled knowledge (Phase 1).
+KNOWLEDGE_TIERS = (Tier.FACT, Tier.PROCEDURE, Tier.TOPIC)
+
+
+class Cascade:
+    """The state of one recall: its channels, the one pool, the trace and what degraded."""
+
+    def __init__(
+        self,
+        store: Store,
+        agent: str,
+        cfg: RecallConfig,
+        intent: IntentProfile,
+        reranker: Any = None,
+        counter: TokenCounter | None = None,
+    ) -> None:
+        self.store = store
+        self.counter = counter or default_token_counter()
+        self.agent = agent
+        self.cfg = cfg
+        self.intent = intent
+        self.scope = Scope(agent, cfg)
+        self.channels = Channels(store, agent, cfg, intent, self.scope)
+        self.reranker = reranker
+        self.pool = Pool()
+        self.trace: dict[str, Any] = {"intent": intent.summary(), "phases": {}}
+        #: What did not work for this recall and what it fell back to (shown in the bundle).
+        self.degraded: list[str] = list(intent.degraded)
+
+    def coverage(self, cands: list[Candidate], phase: int) -> float:
+        return compute_coverage(
+            cands, self.intent, tiers_in_phase=PHASE_TIERS[phase], weights=self.cfg.phases
+        )
+
+    # ------------------------------------------------------------------ phases
+    async def phase1(self) -> list[Candidate]:
+        c, ch = self.cfg, self.channels
+        b = c.breadth
+        lists = await asyncio.gather(
+            ch.vector(Tier.FACT, c.scaled_k(b.fact_k), Eq("valid_to", None)),
+            ch.vector(Tier.PROCEDURE, b.procedure_k, Eq("status", "active")),
+            ch.vector(Tier.TOPIC, b.topic_k, Eq("retired_at", None)),
+        )
+        p1 = Pool()
+        for name, hits in zip(("fact_vec", "procedure_vec", "topic_vec"), lists, strict=True):
+            p1.add(name, hits)
+            self.pool.add(name, hits)
+        ranked = p1.fuse(c)
+        for cand in ranked:
+            cand.relevance = max(s for _, s in cand.channels.values())
+        return ranked
+
+    async def phase2(self) -> None:
+        c, it, ch = self.cfg, self.intent, self.channels
+        b = c.breadth
+        jobs: dict[str, Any] = {
+            "episode_vec": ch.vector(Tier.EPISODE, c.scaled_k(b.episode_k)),
+            "observation_vec": ch.vector(Tier.OBSERVATION, c.scaled_k(b.observation_k)),
+            "message_vec": ch.vector(Tier.MESSAGE, c.scaled_k(b.message_k)),
+            "observation_bm25": ch.text(Tier.OBSERVATION, c.scaled_k(b.observation_k)),
+            "message_bm25": ch.text(Tier.MESSAGE, c.scaled_k(b.message_k)),
+            # Passages of long Messages (recall.passages): their words, searchable as themselves.
+            "message_chunks": ch.hybrid(
+                Tier.CHUNK, c.scaled_k(b.message_k), Eq("chunk_type", "message"), "keywords"
+            ),
+        }
+        for pid in it.participant_ids[: c.channels.speaker_participants]:
+            # the named people's own words and statements
+            without = c.channels.speaker_query_without_name
+            text, vec = it.without_name.get(pid, ("", None)) if without else ("", None)
+            jobs[f"speaker_message_vec:{pid}"] = ch.vector(
+                Tier.MESSAGE, c.scaled_k(b.message_k), Eq("participant", pid), vec=vec
+            )
+            jobs[f"speaker_message_bm25:{pid}"] = ch.text(
+                Tier.MESSAGE, c.scaled_k(b.message_k), Eq("participant", pid), text=text or None
+            )
+        if c.channels.temporal_enabled and it.temporal_window:
+            jobs["temporal"] = ch.temporal()
+        if c.graph.enabled and it.entity_ids:
+            jobs["graph"] = ch.graph()
+        results = await asyncio.gather(*jobs.values())
+        for name, hits in zip(jobs, results, strict=True):
+            self.pool.add(name, hits)
+        if c.channels.neighbor_expansion:
+            await ch.neighbours(self.pool)
+
+    async def phase3(self) -> None:
+        c, ch = self.cfg, self.channels
+        b = c.breadth
+        jobs: dict[str, Any] = {}
+        names = [v for v, _ in self.intent.variants]
+        if "keywords" in names:  # keywords text + the question's vector already is the original's hybrid
+            names.remove("original")
+        for variant in names:
+            jobs[f"session_chunks:{variant}"] = ch.hybrid(
+                Tier.CHUNK, c.scaled_k(b.session_chunk_k), Eq("chunk_type", "session"), variant
+            )
+            jobs[f"observation_chunks:{variant}"] = ch.hybrid(
+                Tier.CHUNK, c.scaled_k(b.observation_chunk_k), Eq("chunk_type", "observation"), variant
+            )
+            jobs[f"artifact_chunks:{variant}"] = ch.hybrid(
+                Tier.CHUNK, b.artifact_chunk_k, In("chunk_type", ("artifact", "page")), variant
+            )
+        results = await asyncio.gather(*jobs.values())
+        for name, hits in zip(jobs, results, strict=True):
+            self.pool.add(name, hits)
+        if c.channels.chunk_to_message:
+            ch.chunks_to_messages(self.pool)
+
+    async def relevance(self, cands: list[Candidate]) -> None:
+        """Calibrated relevance: the cosine between the query and each candidate's stored vector."""
+        q = self.intent.primary_vector
+        if q is None or not cands:
+            return
+        vecs = await self.store.get_vectors(self.agent, [c.node.id for c in cands])
+        for c in cands:
+            v = vecs.get(c.node.id)
+            c.relevance = float(np.clip(np.dot(v, q), 0.0, 1.0)) if v is not None else 0.0
+
+
+async def run_cascade(
+    store: Store,
+    agent: str,
+    cfg: RecallConfig,
+    intent: IntentProfile,
+    reranker: Any = None,
+    counter: TokenCounter | None = None,
+) -> ContextBundle:
+    cas = Cascade(store, agent, cfg, intent, reranker, counter)
+    t0 = time.perf_counter()
+    trace = cas.trace
+    gates = cfg.phases
+
+    ranked1 = await cas.phase1()
+    cov1 = cas.coverage(ranked1, 1)
+    drift = bool(gates.drift_override_enabled and intent.unstable_entities)
+    trace["phases"]["1"] = {"items": len(ranked1), "coverage": cov1, "drift_override": drift}
+    trace["phases"]["1"]["pool_tokens"] = round(pool_tokens(ranked1, cfg))
+    if (
+        ranked1
+        and cov1 >= gates.phase1_coverage_gate
+        and len(ranked1) >= gates.gate_min_items
+        and not drift
+        and enough_for_budget(ranked1, cfg)
+    ):
+        return await finish(cas, ranked1, phase1_only=True, t0=t0)
+
+    await cas.phase2()
+    ranked2 = cas.pool.fuse(cfg)
+    head = ranked2[: max(gates.gate_min_items * gates.gate_head_per_item, gates.gate_head_min)]
+    await cas.relevance(head)
+    cov2 = cas.coverage(head, 2)
+    trace["phases"]["2"] = {"items": len(ranked2), "coverage": cov2, "lists": cas.pool.sizes()}
+    trace["phases"]["2"]["pool_tokens"] = round(pool_tokens(ranked2, cfg))
+    if (
+        len(ranked2) >= gates.gate_min_items
+        and cov2 >= gates.phase2_coverage_gate
+        and enough_for_budget(ranked2, cfg)
+    ):
+        final = apply_phase1(cas, ranked1, ranked2)
+        return await finish(cas, await _boosted(cas, final), phase2_only=True, t0=t0)
+
+    await cas.phase3()
+    ranked3 = cas.pool.fuse(cfg)
+    trace["phases"]["3"] = {"items": len(ranked3), "lists": cas.pool.sizes()}
+    final = apply_phase1(cas, ranked1, ranked3)
+    return await finish(cas, await _boosted(cas, final), t0=t0)
+
+
+def pool_tokens(cands: list[Candidate], cfg: RecallConfig) -> float:
+    """The candidates' text in tokens, estimated at ``RecallPhases.chars_per_token``."""
+    return sum(len(c.node.search_text() or "") for c in cands) / cfg.phases.chars_per_token
+
+
+def enough_for_budget(cands: list[Candidate], cfg: RecallConfig) -> bool:
+    """A phase may end the cascade only if its candidates hold ``gate_budget_factor`` times the
+    evidence the bundle can take: covered-but-thin results (a handful of short Facts for a
+    2,000-token bundle) broaden instead of returning a half-empty bundle."""
+    p = cfg.phases
+    wanted = cfg.token_budget if cfg.limit is None else min(cfg.token_budget, cfg.limit * p.tokens_per_item)
+    return pool_tokens(cands, cfg) >= p.gate_budget_factor * wanted
+
+
+def apply_phase1(cas: Cascade, phase1: list[Candidate], ranked: list[Candidate]) -> list[Candidate]:
+    """Phase-1 knowledge in the final ranking: Merge (the best kept), Boost (lifts its evidence), Off."""
+    p = cas.cfg.phases
+    facts = [c for c in phase1 if c.node.tier in KNOWLEDGE_TIERS]
+    if p.phase1_strategy == "off" or not facts:
+        return [c for c in ranked if c.node.tier not in KNOWLEDGE_TIERS]
+    if p.phase1_strategy == "merge":
+        keep = {c.node.id for c in facts[: p.merge_keep]}
+        return by_fused([c for c in ranked if c.node.tier not in KNOWLEDGE_TIERS or c.node.id in keep])
+    return ranked  # boost: applied by _boosted once the supporting evidence is known
+
+
+async def _boosted(cas: Cascade, ranked: list[Candidate]) -> list[Candidate]:
+    return await boost(cas, ranked) if cas.cfg.phases.phase1_strategy == "boost" else ranked
+
+
+async def boost(cas: Cascade, ranked: list[Candidate]) -> list[Candidate]:
+    """Boost: α × fact score lifts the Observations and Messages that support a relevant Phase-1 Fact.
+
+    Only Facts that match the question (cosine ≥ ``boost_min_relevance``) lift anything, and the lift
+    is scaled by the lifted node's tier weight, so a weakly related Fact cannot push the turn that
+    answers the question out of the bundle.
+    """
+    p, f = cas.cfg.phases, cas.cfg.fusion
+    facts = [c for c in ranked if c.node.tier is Tier.FACT]
+    await cas.relevance(facts[: p.boost_candidates])
+    relevant = [c for c in facts[: p.boost_candidates] if c.relevance >= p.boost_min_relevance]
+    facts = relevant[: p.boost_max_facts]
+    if not facts:
+        return ranked
+    support = await cas.store.neighbors(cas.agent, [c.node.id for c in facts], [EdgeType.SUPPORTED_BY])
+    obs_ids = [e.dst for e in support]
+    msgs = await cas.store.neighbors(cas.agent, obs_ids, [EdgeType.OBSERVED_IN]) if obs_ids else []
+    lift: dict[str, float] = defaultdict(float)
+    fact_score = {c.node.id: c.fused for c in facts}
+    obs_to_fact = {e.dst: e.src for e in support}
+    for e in support:
+        lift[e.dst] += p.boost_alpha * fact_score[e.src]
+    for e in msgs:
+        lift[e.dst] += p.boost_alpha * fact_score[obs_to_fact[e.src]]
+    for c in ranked:
+        c.fused += lift.get(c.node.id, 0.0) * f.tier_weights.get(c.node.tier.value, f.default_tier_weight)
+    return by_fused(ranked)

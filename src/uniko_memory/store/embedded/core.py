@@ -1,0 +1,176 @@
+"""The embedded store's plumbing: one writer connection, per-thread readers, close and compact.
+
+Reads run on per-thread connections so they never wait for a writer (WAL); writes are serialised
+by one lock and run in one ``BEGIN IMMEDIATE`` transaction each. The search, read, graph and write
+rooms (``search``, ``reads``, ``graph``, ``writes``) build on ``EmbeddedCore``; ``EmbeddedStore``
+joins them and owns opening.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import shutil
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+
+from ...model import Node, node_class
+from ..base import BaseStore
+from .schema import configure
+from .sqlite_errors import to_store_error
+from .unit import EmbeddedUnit
+from .vectors import VectorIndex
+
+T = TypeVar("T")
+_log = logging.getLogger(__name__)
+#: Ids per ``IN (...)`` list: far below SQLite's bound-parameter limit.
+BATCH = 500
+#: ``(agent, tier, node id, vector or None = removed)``: a commit's changes to the RAM indexes.
+VectorChange = tuple[str, str, str, np.ndarray | None]
+
+
+def close_all(handles: Sequence[Any]) -> None:
+    """Close file objects and descriptors, ignoring the ones already gone."""
+    for handle in handles:
+        with contextlib.suppress(OSError):
+            os.close(handle) if isinstance(handle, int) else handle.close()
+
+
+def chunks(items: Sequence[str], size: int = BATCH) -> list[Sequence[str]]:
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+class EmbeddedCore(BaseStore[EmbeddedUnit]):
+    """Connections, transactions, close and compact, shared by every room of the embedded store."""
+
+    def __init__(self, path: Path, dim: int | None, tmpdir: str | None) -> None:
+        super().__init__(dim)
+        self.path = path
+        self._tmpdir = tmpdir
+        self._wlock = threading.Lock()
+        self._idx_lock = threading.Lock()
+        self._readers: list[sqlite3.Connection] = []
+        #: Reads in flight; close waits for them (closing a connection under a running query crashes).
+        self._reading = 0
+        self._reads_done = threading.Condition()
+        self._local = threading.local()
+        self._indexes: dict[tuple[str, str], VectorIndex] = {}
+        self._locks: list[Any] = []
+        self._writer = self._connect()
+
+    def _connect(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = None
+        try:
+            # The real path: a symlink's -wal and -shm files are its target's.
+            conn = sqlite3.connect(
+                self.path.resolve(), check_same_thread=False, isolation_level=None, timeout=5.0
+            )
+            configure(conn)
+        except sqlite3.Error as exc:
+            if conn is not None:
+                conn.close()
+            raise to_store_error(exc, self.path, "opening a connection") from exc
+        return conn
+
+    # ------------------------------------------------------------------ close and compact
+    async def _close(self) -> None:
+        await asyncio.to_thread(self._close_sync)
+
+    def _close_sync(self) -> None:
+        with self._reads_done:
+            self._closed = True  # no read starts after this
+            self._reads_done.wait_for(lambda: self._reading == 0)
+        with self._wlock:
+            for conn in [*self._readers, self._writer]:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.close()
+            self._readers.clear()
+        # Only after every SQLite connection is closed: closing another descriptor on the database
+        # file drops this process's POSIX locks on it, which SQLite relies on while a connection is open.
+        close_all(self._locks)
+        self._locks = []
+        if self._tmpdir:
+            shutil.rmtree(self._tmpdir, ignore_errors=True)
+
+    async def _compact(self, *, full: bool) -> None:
+        """See ``Store.compact``: merge the FTS index into one segment (the terms of deleted rows
+        leave it), ``VACUUM`` when ``full``, then checkpoint the WAL into the database file and
+        truncate it. Freed cells were zeroed as they were freed (``PRAGMA secure_delete``)."""
+        await self._write(lambda c: c.execute("INSERT INTO fts(fts) VALUES('optimize')"))
+        await asyncio.to_thread(self._checkpoint, full)
+
+    def _checkpoint(self, vacuum: bool) -> None:
+        with self._wlock:
+            self._check_open()
+            try:
+                if vacuum:  # outside a transaction: the one statement that may not run in one
+                    self._writer.execute("VACUUM")
+                busy = self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+            except sqlite3.Error as exc:
+                raise to_store_error(exc, self.path, "a checkpoint") from exc
+        if busy:  # a reader outlasted the busy timeout: the WAL is truncated at the next checkpoint
+            _log.warning("the WAL of %s could not be truncated: a read held it", self.path)
+
+    # ------------------------------------------------------------------ reads and writes
+    def _reader(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._connect()
+            conn.execute("PRAGMA query_only=ON")
+            self._local.conn = conn
+            with self._wlock:
+                self._readers.append(conn)
+        return conn
+
+    async def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        self._check_open()
+
+        def run() -> T:
+            with self._reads_done:
+                self._check_open()
+                self._reading += 1
+            try:
+                return fn(self._reader())
+            except sqlite3.Error as exc:
+                raise to_store_error(exc, self.path, "a read") from exc
+            finally:
+                with self._reads_done:
+                    self._reading -= 1
+                    self._reads_done.notify_all()
+
+        return await asyncio.to_thread(run)
+
+    async def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        self._check_open()
+
+        def run() -> T:
+            with self._wlock:
+                self._check_open()
+                conn = self._writer
+                try:
+                    conn.execute("BEGIN IMMEDIATE")
+                    result = fn(conn)
+                    conn.execute("COMMIT")
+                    return result
+                except BaseException as exc:
+                    if conn.in_transaction:
+                        # SQLite may have rolled back already (SQLITE_FULL, SQLITE_IOERR): the
+                        # original error is the one worth reporting, not a failed ROLLBACK.
+                        with contextlib.suppress(sqlite3.Error):
+                            conn.execute("ROLLBACK")
+                    if isinstance(exc, sqlite3.Error):
+                        raise to_store_error(exc, self.path, "a write") from exc
+                    raise
+
+        return await asyncio.to_thread(run)
+
+    @staticmethod
+    def _decode(tier: str, data: str) -> Node:
+        return node_class(tier).model_validate_json(data)

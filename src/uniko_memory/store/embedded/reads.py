@@ -1,0 +1,92 @@
+"""The embedded store's lookups: nodes by id, ``find`` and ``count`` over SQL, vectors, blobs, meta."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import numpy as np
+
+from ...model import Node, Tier
+from ..filters import Filter
+from .core import EmbeddedCore, chunks
+from .sql_filter import to_sql
+
+
+class EmbeddedReads(EmbeddedCore):
+    """Reads that are not searches; arguments arrive checked (``BaseStore``)."""
+
+    async def _get_many(self, agent: str, node_ids: list[str]) -> dict[str, Node]:
+        def run(conn: sqlite3.Connection) -> dict[str, Node]:
+            out: dict[str, Node] = {}
+            for part in chunks(node_ids):
+                q = f"SELECT id, tier, data FROM nodes WHERE agent=? AND id IN ({','.join('?' * len(part))})"
+                for nid, tier, data in conn.execute(q, (agent, *part)):
+                    out[nid] = self._decode(tier, data)
+            return out
+
+        return await self._read(run)
+
+    async def _find(
+        self,
+        agent: str,
+        tier: Tier,
+        flt: Filter | None,
+        *,
+        limit: int,
+        order_by: str,
+        descending: bool,
+        include_redacted: bool,
+    ) -> list[Node]:
+        where, params = to_sql(flt)
+        order = self._order_expr(order_by)
+        direction = "DESC" if descending else "ASC"
+        red = "" if include_redacted else "AND n.redacted=0"
+        q = (
+            f"SELECT n.tier, n.data FROM nodes n WHERE n.agent=? AND n.tier=? {red} AND {where} "
+            f"ORDER BY {order} {direction}, n.id {direction} LIMIT ?"
+        )
+        rows = await self._read(lambda c: c.execute(q, (agent, tier.value, *params, limit)).fetchall())
+        return [self._decode(tr, d) for tr, d in rows]
+
+    @staticmethod
+    def _order_expr(order_by: str) -> str:
+        """SQL for the order; an attribute name was validated (``check_order_by``) before."""
+        if order_by == "time":
+            return "n.ts"
+        if order_by == "id":
+            return "n.id"
+        return f"json_extract(n.data, '$.{order_by}')"
+
+    async def _count(self, agent: str, tier: Tier | None, flt: Filter | None) -> int:
+        where, params = to_sql(flt)
+        tier_sql, tier_params = ("AND n.tier=?", [tier.value]) if tier is not None else ("", [])
+        q = f"SELECT count(*) FROM nodes n WHERE n.agent=? {tier_sql} AND n.redacted=0 AND {where}"
+        row = await self._read(lambda c: c.execute(q, (agent, *tier_params, *params)).fetchone())
+        return int(row[0])
+
+    async def _get_vectors(self, agent: str, node_ids: list[str]) -> dict[str, np.ndarray]:
+        def run(conn: sqlite3.Connection) -> dict[str, np.ndarray]:
+            out: dict[str, np.ndarray] = {}
+            for part in chunks(node_ids):
+                q = f"SELECT id, vec FROM vectors WHERE agent=? AND id IN ({','.join('?' * len(part))})"
+                for nid, blob in conn.execute(q, (agent, *part)):
+                    out[nid] = np.frombuffer(blob, dtype=np.float32).copy()
+            return out
+
+        return await self._read(run)
+
+    async def _get_blob(self, sha256: str) -> bytes | None:
+        row = await self._read(
+            lambda c: c.execute("SELECT data FROM blobs WHERE sha256=?", (sha256,)).fetchone()
+        )
+        return None if row is None else bytes(row[0])
+
+    async def _get_meta(self, key: str) -> str | None:
+        row = await self._read(lambda c: c.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone())
+        return None if row is None else str(row[0])
+
+    async def _agents(self) -> list[str]:
+        rows = await self._read(
+            lambda c: c.execute("SELECT DISTINCT agent FROM nodes ORDER BY agent").fetchall()
+        )
+        return [r[0] for r in rows]

@@ -1,0 +1,186 @@
+"""The embedded store's writes: a unit applied in one SQLite transaction, deletes, redaction, meta.
+
+Every write keeps the RAM vector indexes in step after its transaction commits (never rebuilt on
+read), and bumps the agent's generation.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from ...errors import ValidationError
+from ...model import Node
+from ...model.time import to_epoch
+from ..buffered_unit import DeleteEdge, DeleteNode, PutBlob, PutEdge, PutNode, PutVector
+from ..text_query import clean_text
+from .core import EmbeddedCore, VectorChange
+from .unit import EmbeddedUnit
+
+
+class EmbeddedWrites(EmbeddedCore):
+    """Units, deletes and redaction in SQL."""
+
+    def _new_unit(self, agent: str) -> EmbeddedUnit:
+        return EmbeddedUnit(self, agent)
+
+    async def _commit_unit(self, unit: EmbeddedUnit) -> None:
+        await self._commit(unit)
+
+    async def _commit(self, u: EmbeddedUnit) -> None:
+        vec_changes: list[VectorChange] = []
+        new_dim = u.dim if self._dim is None else None
+
+        def apply(conn: sqlite3.Connection) -> None:
+            if new_dim is not None:
+                conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('dim', ?)", (str(new_dim),))
+            for op in u.ops:
+                if isinstance(op, PutNode):
+                    self._put_node(conn, op.node, vec_changes, op.data)
+                elif isinstance(op, PutVector):
+                    self._put_vector(conn, u.agent, op, vec_changes)
+                elif isinstance(op, PutEdge):
+                    e = op.edge
+                    conn.execute(
+                        "INSERT INTO edges(agent, src, type, dst, props) VALUES(?,?,?,?,?) "
+                        "ON CONFLICT(agent, src, type, dst) DO UPDATE SET props=excluded.props",
+                        (u.agent, e.src, e.type.value, e.dst, op.props),
+                    )
+                elif isinstance(op, DeleteNode):
+                    self._delete_node(conn, u.agent, op.node_id, vec_changes)
+                elif isinstance(op, DeleteEdge):
+                    conn.execute(
+                        "DELETE FROM edges WHERE agent=? AND src=? AND type=? AND dst=?",
+                        (u.agent, op.src, op.edge_type.value, op.dst),
+                    )
+                elif isinstance(op, PutBlob):
+                    conn.execute(
+                        "INSERT OR IGNORE INTO blobs(sha256, data) VALUES(?, ?)", (op.sha256, op.data)
+                    )
+
+        await self._write(apply)
+        if new_dim is not None:
+            self._dim = new_dim
+        self._apply_vector_changes(vec_changes)
+        self._bump(u.agent)
+
+    def _put_node(
+        self,
+        conn: sqlite3.Connection,
+        node: Node,
+        changes: list[VectorChange],
+        data: str | None = None,
+    ) -> None:
+        ts = node.time_key()
+        row = conn.execute(
+            "INSERT INTO nodes(agent, id, tier, session, participant, ts, visibility, redacted, data) "
+            "VALUES(?,?,?,?,?,?,?,?,?) ON CONFLICT(agent, id) DO UPDATE SET tier=excluded.tier, "
+            "session=excluded.session, participant=excluded.participant, ts=excluded.ts, "
+            "visibility=excluded.visibility, redacted=excluded.redacted, data=excluded.data "
+            # Redaction is one-way: a redacted node is never rewritten with content again.
+            "WHERE nodes.redacted = 0 OR excluded.redacted = 1 "
+            "RETURNING rowid",
+            (
+                node.agent,
+                node.id,
+                node.tier.value,
+                node.session_key(),
+                node.participant_key(),
+                to_epoch(ts) if ts is not None else None,
+                node.visibility,
+                int(node.redacted),
+                data if data is not None else node.model_dump_json(),
+            ),
+        ).fetchone()
+        if row is None:
+            raise ValidationError(f"node {node.id} is redacted; it cannot be rewritten with content")
+        rowid = row[0]
+        conn.execute("DELETE FROM fts WHERE rowid=?", (rowid,))
+        text = None if node.redacted else node.search_text()
+        if text and text.strip():
+            conn.execute("INSERT INTO fts(rowid, text) VALUES(?, ?)", (rowid, clean_text(text)))
+        if node.redacted:
+            conn.execute("DELETE FROM vectors WHERE agent=? AND id=?", (node.agent, node.id))
+            changes.append((node.agent, node.tier.value, node.id, None))
+
+    def _put_vector(
+        self,
+        conn: sqlite3.Connection,
+        agent: str,
+        op: PutVector,
+        changes: list[VectorChange],
+    ) -> None:
+        row = conn.execute(
+            "SELECT tier, redacted FROM nodes WHERE agent=? AND id=?", (agent, op.node_id)
+        ).fetchone()
+        if row is None or row[1]:
+            return  # the node is gone or redacted: a late embedding must not resurrect it
+        if row[0] != op.tier.value:
+            raise ValidationError(f"node {op.node_id} is a {row[0]}, not a {op.tier.value}")
+        conn.execute(
+            "INSERT OR REPLACE INTO vectors(agent, id, tier, vec) VALUES(?,?,?,?)",
+            (agent, op.node_id, row[0], op.vector.tobytes()),
+        )
+        changes.append((agent, row[0], op.node_id, op.vector))
+
+    def _delete_node(
+        self,
+        conn: sqlite3.Connection,
+        agent: str,
+        node_id: str,
+        changes: list[VectorChange],
+    ) -> bool:
+        row = conn.execute(
+            "SELECT rowid, tier FROM nodes WHERE agent=? AND id=?", (agent, node_id)
+        ).fetchone()
+        if row is None:
+            return False
+        conn.execute("DELETE FROM fts WHERE rowid=?", (row[0],))
+        conn.execute("DELETE FROM nodes WHERE rowid=?", (row[0],))
+        conn.execute("DELETE FROM vectors WHERE agent=? AND id=?", (agent, node_id))
+        conn.execute("DELETE FROM edges WHERE agent=? AND src=?", (agent, node_id))
+        conn.execute("DELETE FROM edges WHERE agent=? AND dst=?", (agent, node_id))
+        changes.append((agent, row[1], node_id, None))
+        return True
+
+    def _apply_vector_changes(self, changes: list[VectorChange]) -> None:
+        if not changes:
+            return
+        with self._idx_lock:
+            for agent, tier, node_id, vec in changes:
+                idx = self._indexes.get((agent, tier))
+                if idx is None:
+                    continue
+                if vec is None:
+                    idx.remove(node_id)
+                else:
+                    idx.upsert(node_id, vec)
+
+    async def _delete(self, agent: str, node_ids: list[str]) -> int:
+        changes: list[VectorChange] = []
+
+        def apply(conn: sqlite3.Connection) -> int:
+            return sum(self._delete_node(conn, agent, i, changes) for i in node_ids)
+
+        n = await self._write(apply)
+        self._apply_vector_changes(changes)
+        if n:
+            self._bump(agent)
+        return n
+
+    async def _redact(self, agent: str, nodes: dict[str, Node]) -> int:
+        changes: list[VectorChange] = []
+
+        def apply(conn: sqlite3.Connection) -> int:
+            for node in nodes.values():
+                self._put_node(conn, node.redacted_copy(), changes)
+            return len(nodes)
+
+        n = await self._write(apply)
+        self._apply_vector_changes(changes)
+        self._bump(agent)
+        return n
+
+    async def _set_meta(self, key: str, value: str) -> None:
+        await self._write(
+            lambda c: c.execute("INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)", (key, value))
+        )
