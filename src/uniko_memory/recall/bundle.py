@@ -82,13 +82,18 @@ async def finish(
         items = [i for i in items if i.node_id not in gone]
         packed = pack_items(items)
     await _label_sessions(cas, packed.items)
-    top = max((i.score for i in packed.items), default=0.0)
-    for i in packed.items:  # scores relative to the best item: 1.0 for it, in (0, 1] for the rest
-        i.fused = i.score
-        i.score = round(i.score / top, 6) if top > 0 else 0.0
     chosen = {i.node_id for i in packed.items}
     final_cands = [c for c in ranked if c.node.id in chosen]
     await cas.relevance([c for c in final_cands if c.relevance == 0.0])
+    absolute = {c.node.id: c.relevance for c in final_cands}
+    top = max((i.score for i in packed.items), default=0.0)
+    for i in packed.items:
+        # ``score``: the query's cosine with the item's stored vector, in [0, 1] and comparable
+        # across queries (a caller can threshold on it); ``relative_score``: the ranking score
+        # over the bundle's best item (1.0 for it); ``fused``: the raw fusion score.
+        i.fused = i.score
+        i.relative_score = round(i.score / top, 6) if top > 0 else 0.0
+        i.score = round(absolute.get(i.node_id, 0.0), 6)
     coverage = cas.coverage(final_cands, 1 if phase1_only else 2)
     trace = None
     if cfg.explain:

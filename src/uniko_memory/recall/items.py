@@ -34,8 +34,12 @@ class RecallSource(BaseModel):
 class RecallItem(BaseModel):
     node_id: str
     kind: RecallKind
-    #: Relative to the bundle's best item (1.0); ``fused`` keeps the raw fusion score.
+    #: Absolute relevance in [0, 1], comparable across queries: the cosine between the query and the
+    #: item's stored vector (0 when the item has none). Threshold on this one.
     score: float
+    #: The ranking score relative to the bundle's best item (1.0 for it); the bundle's order.
+    relative_score: float = 0.0
+    #: The raw fusion score (reciprocal-rank sums; only comparable within one recall).
     fused: float = 0.0
     content: str
     rendered: str = ""
