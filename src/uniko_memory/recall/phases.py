@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..model import EdgeType, Tier
+from ..model import EdgeType, Entity, Tier
 from ..providers.token_counter import TokenCounter, default_token_counter
 from ..store.filters import Eq, In
 from ..store.protocol import Store
@@ -229,7 +229,37 @@ def apply_phase1(cas: Cascade, phase1: list[Candidate], ranked: list[Candidate])
 
 
 async def _boosted(cas: Cascade, ranked: list[Candidate]) -> list[Candidate]:
-    return await boost(cas, ranked) if cas.cfg.phases.phase1_strategy == "boost" else ranked
+    if cas.cfg.phases.phase1_strategy == "boost":
+        ranked = await boost(cas, ranked)
+    return await answer_typed(cas, ranked)
+
+
+async def answer_typed(cas: Cascade, ranked: list[Candidate]) -> list[Candidate]:
+    """Lift the candidates that carry an entity of the type the question asks for ("Where does
+    Priya work?" -> a place; "Which company ..." -> an organisation; "When ..." -> a date): the
+    turn that names the employer outranks one that only talks about work. The lift multiplies the
+    fused score (``RecallFusion.answer_type_boost``) of the best ``answer_type_top_n``."""
+    f = cas.cfg.fusion
+    wanted = cas.intent.expected_answer_type
+    head = ranked[: f.answer_type_top_n]
+    if not wanted or f.answer_type_boost <= 0 or not head:
+        return ranked
+    edges = await cas.store.neighbors(
+        cas.agent, [c.node.id for c in head], [EdgeType.MENTIONS, EdgeType.ABOUT]
+    )
+    entities = await cas.store.get_many(cas.agent, sorted({e.dst for e in edges}))
+    typed = {
+        e.src
+        for e in edges
+        if isinstance(ent := entities.get(e.dst), Entity) and ent.entity_type == wanted and not ent.redacted
+    }
+    lifted = [c for c in head if c.node.id in typed]
+    cas.trace["answer_type"] = {"type": wanted, "lifted": len(lifted)}
+    if not lifted:
+        return ranked
+    for c in lifted:
+        c.fused *= 1.0 + f.answer_type_boost
+    return by_fused(ranked)
 
 
 async def boost(cas: Cascade, ranked: list[Candidate]) -> list[Candidate]:

@@ -38,3 +38,21 @@ async def test_scores_are_absolute_and_comparable_across_queries(uni: Uniko) -> 
     assert max(i.score for i in off_topic.items) < max(i.score for i in on_topic.items)
     # and not every top item is 1.0 any more
     assert max(i.score for i in on_topic.items) < 1.0
+
+
+async def test_a_question_for_a_place_lifts_the_items_that_name_one(uni: Uniko) -> None:
+    """Issue 19.4: "Where ..." asks for a location; items carrying a location entity are lifted."""
+    agent = uni.agent(AGENT)
+    q = "Where is Melanie painting a sunrise?"
+    plain = await agent.recall(q, explain=True, use_cache=False, fusion={"answer_type_boost": 0.0})
+    typed = await agent.recall(q, explain=True, use_cache=False)
+    assert plain.trace is not None and typed.trace is not None
+    assert "answer_type" not in plain.trace
+    assert typed.trace["answer_type"]["type"] == "location"
+    assert typed.trace["answer_type"]["lifted"] >= 1
+
+    def rank_of_tahoe(b: object) -> int:
+        items = b.items  # type: ignore[attr-defined]
+        return next(i for i, it in enumerate(items) if "Lake Tahoe" in it.content)
+
+    assert rank_of_tahoe(typed) <= rank_of_tahoe(plain)
