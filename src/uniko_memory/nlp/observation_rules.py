@@ -77,6 +77,8 @@ _DANGLING_END = re.compile(
 )
 
 
+# Objects that only announce content ("I have news", "I've got a question"): no statement in them.
+_TEASER_OBJECTS = frozenset({"news", "update", "question", "something", "stuff", "story"})
 _HYPOTHETICAL_MODALS = frozenset({"would", "could", "might", "'d", "’d"})
 
 
@@ -494,6 +496,14 @@ class SentenceRules(SentenceRender):
             return None
         if ids & self.unresolved:
             self._reject("unresolved_pronoun", clause)
+            return None
+        if (
+            obj is not None
+            and head_lemma in LIGHT_VERBS
+            and obj.lemma_.lower() in _TEASER_OBJECTS
+            and not any(c.dep_ in ("prep", "relcl", "acl", "ccomp") for c in obj.children)
+        ):
+            self._reject("teaser", clause)  # "I've got (big) news": what it is comes next, if at all
             return None
         last_verb = predicate.split("_")[-1] if obj is None else None
         if not has_complement and (head_lemma in LIGHT_VERBS or (last_verb and last_verb in LIGHT_VERBS)):
