@@ -178,7 +178,7 @@ CASES = [
     Case("cannot_imagine", "I can't imagine.", none=True),
     Case("dangling_modal", "I knew you would.", none=True),
     Case("buddy_of_mine", "A buddy of mine adopted a boy last year.", content="A buddy of Caroline's adopted a boy in 2022"),
-    Case("teaser_news", "Guess what, I have big news!", none=True),
+    Case("teaser_news", "Oh, I have big news!", none=True),
     Case("news_with_content_kept", "I have news about the job offer from Brightwave.",
          content="Caroline has news about the job offer from Brightwave"),
     Case("lets_suggestion", "We should celebrate, let's make it happen!", none=True),
