@@ -133,10 +133,10 @@ def test_each_date_is_charged_once_and_rendered_once() -> None:
     text = bundle.render(header=False)
     assert text.split("\n") == [
         "[7 May 2023]",
-        "- (message) Caroline: I adopted a grey cat.",
-        "- (message) Melanie: My kids painted a sunrise.",
+        "- Caroline: I adopted a grey cat.",
+        "- Melanie: My kids painted a sunrise.",
         "[9 May 2023]",
-        "- (message) Melanie: We went camping at the lake.",
+        "- Melanie: We went camping at the lake.",
     ]
 
 
