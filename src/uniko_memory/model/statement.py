@@ -15,6 +15,8 @@ MODALS = frozenset({"will", "would", "can", "could", "should", "might", "may", "
 _IRREGULAR = {"be": "is", "have": "has", "do": "does", "go": "goes"}
 _PLURAL_BE = {"be": "are", "have": "have", "do": "do", "go": "go"}
 _ES_ENDINGS = ("s", "sh", "ch", "x", "z", "o")
+# Already inflected: "-s" (not "-ss" / "-us": "miss", "focus"), or a past "-ed" (not "-eed": "need").
+_INFLECTED = re.compile(r"(?:[^su]s|[^e]ed)$")
 # A subject that reads as several things ("pets", "the kids", "Anna and Tom"): the verb does not take -s.
 _PLURAL_SUBJECT = re.compile(r"(?:\band\b|(?<!')(?<!s)s)$", re.IGNORECASE)
 _PRONOUN_PLURAL = frozenset({"they", "we", "you", "i"})
@@ -26,6 +28,8 @@ def third_person(verb: str, *, plural: bool = False) -> str:
         return _PLURAL_BE.get(verb, verb)
     if verb in _IRREGULAR:
         return _IRREGULAR[verb]
+    if _INFLECTED.search(verb):  # a predicate written inflected ("works_at", "adopted"): as it is
+        return verb
     if len(verb) > 1 and verb.endswith("y") and verb[-2] not in "aeiou":
         return verb[:-1] + "ies"
     if verb.endswith(_ES_ENDINGS):

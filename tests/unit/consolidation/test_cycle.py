@@ -47,7 +47,7 @@ async def test_observations_become_facts_with_support_and_audit(kb: KnowledgeBas
     assert all(0.0 < e.props["weight"] <= 1.0 for e in support)
     assert [e.dst for e in await edges(kb, [f.id], EdgeType.ABOUT)] == [ent]
     vec = (await kb.store.get_vectors(AGENT, [f.id]))[f.id]
-    expected = (await kb.embedder.embed_documents([f"[January 2024] {f.statement()}"]))[0]
+    expected = (await kb.embedder.embed_documents([f"[January 2024] {f.triple_text()}"]))[0]
     assert float(np.dot(vec, expected)) == pytest.approx(1.0, abs=1e-5)  # date-augmented embedding
     [cyc] = await kb.store.find(AGENT, Tier.CONSOLIDATION_CYCLE)
     assert isinstance(cyc, ConsolidationCycle) and cyc.id == stats.cycle_id and cyc.facts_created == 1

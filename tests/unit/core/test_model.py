@@ -73,7 +73,8 @@ def test_search_text_and_dimensions() -> None:
     # no lemma triple is ever shown: the tensed template, or the supporting Observation's sentence
     assert f.search_text() == "Caroline goes to support group"
     said = f.model_copy(update={"text": "Caroline went to a support group on 7 May 2023"})
-    assert said.search_text() == said.statement() == "Caroline went to a support group on 7 May 2023"
+    assert said.statement() == "Caroline went to a support group on 7 May 2023"  # what a prompt shows
+    assert said.search_text() == "Caroline goes to support group"  # what search matches: the triple
     assert said.redacted_copy().statement() == ""
     e = Entity(
         id="e",

@@ -88,9 +88,9 @@ async def test_bm25_baseline(data_dir: Path) -> None:
     top = res.items[0]
     assert top.covered_turn_ids == frozenset({"D2:1"}) and top.session_ids == frozenset({"session_2"})
     assert top.kind == "message"
-    # the prompt text: the library's framing, one heading per date, "- (message) Speaker: text" entries
+    # the prompt text: the library's framing, one heading per date, "- Speaker: text" entries
     assert res.text.startswith(MEMORY_HEADER + "\n<memory>\n") and res.text.endswith("\n</memory>")
-    assert "[20 June 2023]\n- (message) Bob: I started learning the violin last week" in res.text
+    assert "[20 June 2023]\n- Bob: I started learning the violin last week" in res.text
     assert TOKEN_COUNTER.count(res.text) <= DEFAULT_TOKEN_BUDGET and res.reported_tokens is None
     full = await system.retrieve(VIOLIN, ts)  # the default budget holds the whole tiny conversation
     assert len(full.items) == 5
