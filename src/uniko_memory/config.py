@@ -84,6 +84,18 @@ class IngestConfig(_Group):
 
 class NlpConfig(_Group):
     entity_strict_admission: bool = True
+    #: Phrases this deployment treats as filler on the write path, beside the built-in ones
+    #: (greetings, thanks, "by the way", "Noted!", ...): a turn sentence that is one of them makes
+    #: no Observation, and a statement ending on ", <phrase>" loses it ("roger that", "innit").
+    filler_phrases: list[str] = Field(default_factory=list, max_length=500)
+
+    @field_validator("filler_phrases")
+    @classmethod
+    def _phrases_are_words(cls, v: list[str]) -> list[str]:
+        for phrase in v:
+            if not isinstance(phrase, str) or not phrase.split() or len(phrase) > 200:
+                raise ValueError(f"a filler phrase must be 1-200 characters of words, got {phrase!r}")
+        return [" ".join(p.split()) for p in v]
 
 
 class PipelineConfig(_Group):

@@ -41,7 +41,7 @@ class Uniko:
         self._loop = asyncio.get_running_loop()
         self._closed = False
         self._atomic = AtomicIngest(kb.store, kb.config, nlp)
-        self._post = PostIngest(kb.store, nlp, kb.embedder)
+        self._post = PostIngest(kb.store, nlp, kb.embedder, filler_phrases=kb.config.nlp.filler_phrases)
         self._finalizer = SessionFinalizer(kb.store, kb.config, kb.embedder)
         pc = kb.config.pipeline
         #: The LLM circuit breaker shared by answers and triple refinement (health reports it).

@@ -39,11 +39,16 @@ def observation_id(agent: str, message_node_id: str, index: int) -> str:
 class PostIngest:
     """P3 + P7a for batches of committed messages of one agent."""
 
-    def __init__(self, store: Store, nlp: Any, embedder: Any, extractor: Any = None) -> None:
+    def __init__(
+        self, store: Store, nlp: Any, embedder: Any, extractor: Any = None, *, filler_phrases: Any = ()
+    ) -> None:
+        from ..nlp.observation_lexicon import Filler
+
         self.store = store
         self.nlp = nlp
         self.embedder = embedder
         self.extractor = extractor  # an async ObservationExtractor; None = the rule templates
+        self.filler = Filler(tuple(filler_phrases))  # the rule templates' write gate
         self._pronouns: dict[tuple[str, str], Any] = {}
 
     async def run(self, items: Sequence[PostIngestItem]) -> PostIngestReport:
@@ -125,6 +130,7 @@ class PostIngest:
                             addressee=it.addressee,
                             timestamp=it.message.timestamp,
                             state=state,
+                            filler=self.filler,
                         )
                     )
                 out.append(found)

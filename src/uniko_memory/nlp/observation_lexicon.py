@@ -7,6 +7,7 @@ discourse fillers); nothing is fitted to a particular corpus.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Literal
 
 from uniko_memory.nlp.ner import normalize_entity_name
@@ -26,9 +27,11 @@ __all__ = [
     "SECOND_PERSON",
     "THIRD_PERSON",
     "VAGUE_NOUNS",
+    "Filler",
     "expand_contraction",
     "is_filler_sentence",
     "normalize_name",
+    "strip_filler",
     "third_singular",
 ]
 
@@ -290,6 +293,38 @@ def strip_filler(text: str) -> str:
         if cut == text:
             return text
         text = cut
+
+
+@dataclass(frozen=True)
+class Filler:
+    """The write gate's filler rules: the built-in lexicon plus a deployment's own ``phrases``
+    (``NlpConfig.filler_phrases``: "roger that", "innit"). A sentence that is one of them makes no
+    statement; a statement ending on ", <phrase>" loses it."""
+
+    phrases: tuple[str, ...] = ()
+    _whole: re.Pattern[str] | None = field(init=False, default=None, repr=False, compare=False)
+    _tail: re.Pattern[str] | None = field(init=False, default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        words = [r"\s+".join(map(re.escape, p.split())) for p in self.phrases if p.split()]
+        if words:
+            alt = "|".join(sorted(words, key=len, reverse=True))
+            object.__setattr__(self, "_whole", re.compile(rf"^\W*(?:{alt})\W*$", re.IGNORECASE))
+            object.__setattr__(self, "_tail", re.compile(rf"[,;]?\s+(?:{alt})\W*$", re.IGNORECASE))
+
+    def is_sentence(self, text: str) -> bool:
+        """Whether the whole sentence is filler (built-in pleasantries or one of ``phrases``)."""
+        return is_filler_sentence(text) or (self._whole is not None and self._whole.search(text) is not None)
+
+    def strip(self, text: str) -> str:
+        """``text`` without filler at either end."""
+        while True:
+            cut = strip_filler(text)
+            if self._tail is not None:
+                cut = self._tail.sub("", cut)
+            if cut == text:
+                return text
+            text = cut
 
 
 def is_filler_sentence(text: str) -> bool:

@@ -40,8 +40,8 @@ from uniko_memory.nlp.observation_lexicon import (
     SECOND_PERSON,
     THIRD_PERSON,
     VAGUE_NOUNS,
+    Filler,
     expand_contraction,
-    is_filler_sentence,
     normalize_name,
     third_singular,
 )
@@ -57,6 +57,7 @@ SUBJ_DEPS = frozenset({"nsubj", "nsubjpass", "csubj", "csubjpass"})
 _CLAUSE_DEPS = frozenset({"conj", "ccomp", "advcl", "relcl", "parataxis", "csubj", "acl", "xcomp", "pcomp"})
 _ARG_DEPS = frozenset({"nsubj", "nsubjpass", "dobj", "pobj", "attr", "dative", "oprd", "appos", "conj"})
 _ABSOLUTE_POSSESSIVES = frozenset({"mine", "yours", "ours"})
+DEFAULT_FILLER = Filler()
 NON_NAME_ENTS = frozenset({"DATE", "TIME", "CARDINAL", "ORDINAL", "QUANTITY", "PERCENT", "MONEY"})
 _BARE_PREPS = frozenset(
     {
@@ -177,6 +178,8 @@ class SentenceRender:
     temporal: list[tuple[list[int], TemporalMatch]] = field(default_factory=list)
     candidates: list[tuple[int, Antecedent]] = field(default_factory=list)
     rejections: list[tuple[str, str]] | None = None
+    #: The filler rules (built-in lexicon plus ``NlpConfig.filler_phrases``).
+    filler: Filler = DEFAULT_FILLER
 
     # ------------------------------------------------------------------ sentence-level gates
     def _content_tokens(self) -> list[Token]:
@@ -212,7 +215,7 @@ class SentenceRender:
             return self._reject("short", None)
         if not self._has_internal_stop() and self.is_question():  # else judged per stretch
             return self._reject("question", None)
-        if is_filler_sentence(self.sent.text):
+        if self.filler.is_sentence(self.sent.text):
             return self._reject("filler", None)
         return False
 

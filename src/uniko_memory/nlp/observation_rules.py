@@ -30,9 +30,7 @@ from uniko_memory.nlp.observation_lexicon import (
     LIGHT_VERBS,
     PERSON_NOUNS,
     REJECT_OBJECT_PRONOUNS,
-    is_filler_sentence,
     normalize_name,
-    strip_filler,
     third_singular,
 )
 from uniko_memory.nlp.observation_render import (
@@ -201,7 +199,7 @@ class SentenceRules(SentenceRender):
             self._reject("question", clause)  # "... great! Where is it?" left unsplit by the parser
             return None
         clause.tokens = self._strip_edges([t for t in clause.tokens if lo <= t.i < hi])
-        if not clause.tokens or is_filler_sentence(self.sent.doc[lo:hi].text):
+        if not clause.tokens or self.filler.is_sentence(self.sent.doc[lo:hi].text):
             self._reject("filler", clause)
             return None
         if lemma_of(head) == "be" and any(c.lower_ == "here" and c.i < head.i for c in head.children):
@@ -509,7 +507,7 @@ class SentenceRules(SentenceRender):
         if not has_complement and (head_lemma in LIGHT_VERBS or (last_verb and last_verb in LIGHT_VERBS)):
             self._reject("light_verb", clause)
             return None
-        content = strip_filler(self.render(clause.tokens))
+        content = self.filler.strip(self.render(clause.tokens))
         if len(content.split()) < 3:
             self._reject("short", clause)
             return None

@@ -52,7 +52,8 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from uniko_memory.nlp.observation_lexicon import normalize_name
+from uniko_memory.nlp.observation_lexicon import Filler, normalize_name
+from uniko_memory.nlp.observation_render import DEFAULT_FILLER
 from uniko_memory.nlp.observation_rules import SentenceRules
 from uniko_memory.nlp.observation_types import Antecedent, ObservationDraft, PronounState
 from uniko_memory.nlp.temporal import find_temporal_phrases
@@ -86,6 +87,7 @@ def extract_observations(
     timestamp: datetime,
     state: PronounState | None = None,
     rejections: list[tuple[str, str]] | None = None,
+    filler: Filler | None = None,
 ) -> list[ObservationDraft]:
     """Third-person observations of one turn, sentence by sentence.
 
@@ -94,7 +96,8 @@ def extract_observations(
     the turn's time, used to make relative dates absolute. ``state`` carries third-person
     antecedents across turns of the session; it is updated in place. ``rejections``, when
     given, receives ``(reason, text)`` for every sentence or clause that yielded nothing
-    (diagnostics: "question", "filler", "unresolved_pronoun", "light_verb", ...).
+    (diagnostics: "question", "filler", "unresolved_pronoun", "light_verb", ...). ``filler``
+    adds a deployment's own filler phrases to the built-in ones (``NlpConfig.filler_phrases``).
     """
     doc = _as_doc(doc_or_analysis)
     if doc is None or not doc.has_annotation("DEP"):
@@ -110,6 +113,7 @@ def extract_observations(
             timestamp=timestamp,
             state=state,
             rejections=rejections,
+            filler=filler or DEFAULT_FILLER,
         )
         for draft in rules.run():
             key = draft.content.lower()

@@ -214,3 +214,33 @@ async def test_rule_mode_ingest_and_post_ingest() -> None:
         assert m.post_ingest_done
     finally:
         await uni.close()
+
+
+async def test_a_deployment_adds_its_own_filler_phrases() -> None:
+    """``NlpConfig.filler_phrases`` join the built-in write gate (issue 19.5): a sentence that is
+    one makes no Observation, a statement ending on one loses it; bad phrases are refused."""
+    from uniko_memory.errors import ConfigError
+
+    said = ["The ball is in your court now.", "I moved to Leeds last month, innit."]
+    found: dict[bool, list[str]] = {}
+    for configured in (False, True):
+        extra = {"nlp": {"filler_phrases": ["the ball is in your court now", "innit"]}} if configured else {}
+        uni = await open_uni(extra)
+        try:
+            s = uni.agent(AGENT).session("s1")
+            for i, text in enumerate(said):
+                await s.observe(turn("Caroline", text, i, addressed_to="Melanie"))
+            await uni.agent(AGENT).flush()
+            obs = sorted(
+                o.content for o in await nodes(uni, AGENT, Tier.OBSERVATION) if isinstance(o, Observation)
+            )
+            found[configured] = obs
+        finally:
+            await uni.close()
+    assert found[False] == [
+        "Caroline moved to Leeds in April 2023, innit",
+        "Caroline says the ball is in Melanie's court now",
+    ], found[False]
+    assert found[True] == ["Caroline moved to Leeds in April 2023"], found[True]
+    with pytest.raises(ConfigError):
+        await open_uni({"nlp": {"filler_phrases": ["   "]}})
