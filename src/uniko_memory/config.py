@@ -65,6 +65,10 @@ class IngestConfig(_Group):
     max_metadata_bytes: int = Field(65_536, ge=1)
     #: Post-ingest (P3 + P7a) batch size.
     post_ingest_batch: int = Field(64, ge=1)
+    #: An import (``Session.observe_each``, ``uniko ingest``) takes turns this many at a time: one
+    #: NLP pass (``nlp.pipe``) and one store transaction per window instead of per turn. Each turn
+    #: is still checked, refused or replayed on its own, with the id a single ``observe`` gives it.
+    import_window_turns: int = Field(64, ge=1, le=1_000)
     #: Sessions with no new turn for this long are auto-closed and finalised by maintenance.
     session_inactivity_secs: float = Field(3600.0, gt=0)
     #: Artifacts larger than this are refused.

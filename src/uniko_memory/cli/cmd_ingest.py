@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -61,22 +62,44 @@ async def ingest_turns(
     summary = IngestSummary(turns=len(turns))
     t0 = time.perf_counter()
     touched: dict[tuple[str, str], None] = {}
-    for position, t in enumerate(turns):
-        try:
-            result = await uni.agent(t.agent).session(t.session).observe(t.turn())
-        except TURN_REFUSALS as exc:
-            rejected = RejectedTurn(position, t.where, t.id, t.agent, t.session, refusal_reason(exc))
-            if strict:
+    if strict:  # stop at the first refused turn: one transaction per turn, in order
+        for position, t in enumerate(turns):
+            try:
+                result = await uni.agent(t.agent).session(t.session).observe(t.turn())
+            except TURN_REFUSALS as exc:
+                rejected = RejectedTurn(position, t.where, t.id, t.agent, t.session, refusal_reason(exc))
                 raise InputError(rejected.describe()) from None
-            summary.rejected.append(rejected)
+            summary.replays += result.was_replay
+            summary.stored += not result.was_replay
+            touched[(t.agent, t.session)] = None
             if progress is not None:
                 progress(t)
-            continue
-        summary.replays += result.was_replay
-        summary.stored += not result.was_replay
-        touched[(t.agent, t.session)] = None
-        if progress is not None:
-            progress(t)
+    else:  # runs of one session's turns go through observe_each (windowed NLP and commits)
+        window = uni.config.ingest.import_window_turns
+        start = 0
+        for (agent, session), run in itertools.groupby(turns, key=lambda t: (t.agent, t.session)):
+            rows = list(run)
+            for a in range(0, len(rows), window):
+                part = rows[a : a + window]
+                try:
+                    bulk = await uni.agent(agent).session(session).observe_each([t.turn() for t in part])
+                except TURN_REFUSALS as exc:  # the session id itself is refused: all its turns are
+                    reason = refusal_reason(exc)
+                    refused = dict.fromkeys(range(len(part)), reason)
+                else:
+                    summary.stored += bulk.stored
+                    summary.replays += bulk.replays
+                    refused = {r.position: r.reason for r in bulk.refused}
+                for k, t in enumerate(part):
+                    if k in refused:
+                        summary.rejected.append(
+                            RejectedTurn(start + a + k, t.where, t.id, t.agent, t.session, refused[k])
+                        )
+                    if progress is not None:
+                        progress(t)
+                if len(refused) < len(part):
+                    touched[(agent, session)] = None
+            start += len(rows)
     for agent in dict.fromkeys(a for a, _ in touched):
         await uni.agent(agent).flush()
     if finalize:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ValidationError
 from ..ingest.atomic import ObserveResult, UnitResult
-from ..ingest.bulk import TURN_REFUSALS, BulkObserveResult, RefusedTurn, refusal_reason
+from ..ingest.bulk import BulkObserveResult
 from ..ingest.finalize import FinalizeReport
 from ..ingest.turn import Turn, check_session_id
 from ..model import Message, Tier, session_id
@@ -68,22 +69,27 @@ class Session:
 
     @engine_verb
     async def observe_each(self, turns: Iterable[Turn]) -> BulkObserveResult:
-        """Store many turns, one transaction each (an import); a turn the engine refuses is
-        reported in ``refused`` with its position and reason, and the next one follows.
+        """Store many turns (an import); a turn the engine refuses is reported in ``refused`` with
+        its position and reason, and the next one follows.
 
-        Unlike ``commit_unit`` (all or nothing), what was stored stays stored. An error that is
-        not about one turn (the store failing) stops the run and is raised.
+        Turns go ``IngestConfig.import_window_turns`` at a time: one NLP pass and one transaction
+        per window, each turn checked on its own (the id, refusal and replay a single ``observe``
+        gives it). Unlike ``commit_unit`` (all or nothing), what was stored stays stored; an error
+        that is not about one turn (the store failing) stops the run and is raised, and the turns
+        of the window it hit are not stored (a rerun replays the stored ones and goes on).
         """
+        window = self._uni.config.ingest.import_window_turns
         out = BulkObserveResult()
-        for position, turn in enumerate(turns):
-            try:
-                result = await self.observe(turn)
-            except TURN_REFUSALS as exc:
-                turn_id = turn.id if isinstance(turn, Turn) else None
-                out.refused.append(RefusedTurn(position=position, id=turn_id, reason=refusal_reason(exc)))
-                continue
-            out.replays += result.was_replay
-            out.stored += not result.was_replay
+        source = iter(turns)
+        position = 0
+        while batch := list(itertools.islice(source, window)):
+            part, items = await self._uni._atomic.ingest_window(
+                self.agent_id, self.session_id, batch, first_position=position
+            )
+            if items:
+                await self._uni._pipeline.enqueue_post(items)
+            out.add(part)
+            position += len(batch)
         return out
 
     @engine_verb

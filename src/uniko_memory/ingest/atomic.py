@@ -43,11 +43,14 @@ from ..model.time import utcnow
 from ..security import describe, scanner_for
 from ..store.protocol import Store, UnitOfWork
 from ..tokens import count_tokens
+from .bulk import TURN_REFUSALS, BulkObserveResult
 from .chunk_nodes import put_chunks
 from .chunking import chunk_text, passage_spans
 from .turn import Turn, check_session_id, check_turn, turn_time
 
 log = logging.getLogger(__name__)
+
+_CONFLICT = "turn id {!r} was already stored with different content"
 
 
 class StepTimings(BaseModel):
@@ -194,15 +197,105 @@ class AtomicIngest:
         timings.ner_ms = (time.perf_counter() - t1) * 1000
 
         t2 = time.perf_counter()
+        items = await self._commit(agent, sid, session_external, prepared, session, names)
+        timings.commit_ms = (time.perf_counter() - t2) * 1000
+        timings.total_ms = (time.perf_counter() - t0) * 1000
+        if items is None:
+            results = [self._result(agent, sid, p, was_replay=True) for p in prepared]
+            return UnitResult(results=results, was_replay=True, timings=timings), []
+        results = [
+            self._result(agent, sid, p, chunk_ids=it.chunk_ids) for p, it in zip(prepared, items, strict=True)
+        ]
+        return UnitResult(results=results, was_replay=False, timings=timings), items
+
+    async def ingest_window(
+        self, agent: str, session_external: str, turns: Sequence[Any], first_position: int = 0
+    ) -> tuple[BulkObserveResult, list[PostIngestItem]]:
+        """An import's window of turns: each checked as its own unit (the same id, refusal and
+        replay as a single ``ingest``), then one NLP pass and one transaction for those to store.
+
+        A refusal or a replay is about its turn only. If another writer stores some of these
+        turns between the check and the write, the window falls back to one unit per turn.
+        """
+        out = BulkObserveResult()
+        self._check_session(session_external)
+        sid = session_id(agent, session_external)
+        fresh: dict[str, tuple[int, _Prepared]] = {}
+        for offset, turn in enumerate(turns):
+            position = first_position + offset
+            try:
+                (p,) = self._validate(session_external, [turn])
+            except TURN_REFUSALS as exc:
+                out.refuse(position, turn, exc)
+                continue
+            assign_node_ids(agent, [p])
+            seen = fresh.get(p.node_id)
+            if seen is not None:  # the same turn twice in the window: as two single ingests
+                first = seen[1].turn
+                if first.content == p.turn.content and first.display_name == p.turn.display_name:
+                    out.replays += 1
+                else:
+                    out.refuse(position, turn, IdConflict(_CONFLICT.format(p.ext_id)))
+                continue
+            fresh[p.node_id] = (position, p)
+        if not fresh:
+            return out, []
+        existing = await self.store.get_many(agent, [*fresh, sid])
+        todo: list[tuple[int, _Prepared]] = []
+        for position, p in fresh.values():
+            try:
+                replay = self._check_replay([p], existing)
+            except IdConflict as exc:
+                out.refuse(position, p.turn, exc)
+                continue
+            if replay:
+                out.replays += 1
+            else:
+                todo.append((position, p))
+        if not todo:
+            return out, []
+        prepared = [p for _, p in todo]
+        session = existing.get(sid)
+        names = self._participant_names(session if isinstance(session, Session) else None, prepared, [])
+        await asyncio.to_thread(self._extract, prepared, names)
+        try:
+            items = await self._commit(agent, sid, session_external, prepared, session, names)
+        except IdConflict:
+            items = None
+        if items is not None:
+            out.stored += len(items)
+            return out, items
+        # Raced by another writer: settle each turn on its own, as ``observe`` would.
+        all_items: list[PostIngestItem] = []
+        for position, p in todo:
+            try:
+                result, got = await self.ingest(agent, session_external, [p.turn])
+            except TURN_REFUSALS as exc:
+                out.refuse(position, p.turn, exc)
+                continue
+            out.replays += result.was_replay
+            out.stored += not result.was_replay
+            all_items.extend(got)
+        return out, all_items
+
+    async def _commit(
+        self,
+        agent: str,
+        sid: str,
+        session_external: str,
+        prepared: list[_Prepared],
+        session: Any,
+        names: list[str],
+    ) -> list[PostIngestItem] | None:
+        """The write step: one store unit for the prepared turns; None if a concurrent identical
+        unit committed them meanwhile (a replay)."""
         items: list[PostIngestItem] = []
         async with self.store.unit(agent) as unit:
             u = await _PrefetchedUnit.open(self.store, unit, self._reads(agent, sid, prepared, session))
             # Re-read under the unit: a concurrent identical unit may have committed meanwhile.
             raced = {p.node_id: n for p in prepared if (n := await u.get(p.node_id)) is not None}
             if raced and self._check_replay(prepared, raced):
-                results = [self._result(agent, sid, p, was_replay=True) for p in prepared]
-                timings.total_ms = (time.perf_counter() - t0) * 1000
-                return UnitResult(results=results, was_replay=True, timings=timings), []
+                return None
             current = await u.get(sid)
             before = current if isinstance(current, Session) else None
             names = self._participant_names(before, prepared, names)
@@ -222,12 +315,7 @@ class AtomicIngest:
                     u.put_edge(Edge(type=EdgeType.NEXT, src=prev_id, dst=p.node_id, props=props))
                 prev_id, prev_at = p.node_id, p.at
                 items.append(item)
-        timings.commit_ms = (time.perf_counter() - t2) * 1000
-        timings.total_ms = (time.perf_counter() - t0) * 1000
-        results = [
-            self._result(agent, sid, p, chunk_ids=it.chunk_ids) for p, it in zip(prepared, items, strict=True)
-        ]
-        return UnitResult(results=results, was_replay=False, timings=timings), items
+        return items
 
     # ------------------------------------------------------------------ steps
     @staticmethod
@@ -323,7 +411,7 @@ class AtomicIngest:
                 or node.content != p.turn.content
                 or node.sender_name != (p.turn.display_name)
             ):
-                raise IdConflict(f"turn id {p.ext_id!r} was already stored with different content")
+                raise IdConflict(_CONFLICT.format(p.ext_id))
         if hits and hits != len(prepared):
             raise IdConflict("the unit partially replays stored turns; replay the whole unit or use new ids")
         return hits == len(prepared)

@@ -8,6 +8,8 @@ and stops the run. The CLI's ``uniko ingest`` and ``Session.observe_each`` share
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, Field
 
 from ..errors import IdConflict, ValidationError
@@ -34,3 +36,20 @@ class BulkObserveResult(BaseModel):
     #: Turns already stored with the same content (a replay is a no-op).
     replays: int = 0
     refused: list[RefusedTurn] = Field(default_factory=list)
+
+    def refuse(self, position: int, turn: Any, exc: Exception) -> None:
+        """Record a turn the engine refused (``exc`` one of ``TURN_REFUSALS``)."""
+        turn_id = getattr(turn, "id", None)
+        self.refused.append(
+            RefusedTurn(
+                position=position,
+                id=turn_id if isinstance(turn_id, str) else None,
+                reason=refusal_reason(exc),
+            )
+        )
+
+    def add(self, other: BulkObserveResult) -> None:
+        """Fold a later part of the same run into this one."""
+        self.stored += other.stored
+        self.replays += other.replays
+        self.refused.extend(other.refused)

@@ -73,6 +73,15 @@ class _IngestJob:
 
 
 @dataclass
+class _EmbedJob:
+    """A post-ingest batch between its two stages: per agent, the items and their observations."""
+
+    batch: list[PostIngestItem]
+    groups: list[tuple[str, list[PostIngestItem], list[Any]]]
+    started: float
+
+
+@dataclass
 class _Stats:
     latency_ema_ms: float = 0.0
     in_flight: int = 0
@@ -111,6 +120,8 @@ class PipelineSystem:
         self.cpu = asyncio.Semaphore(cpu_slots)
         self._ingest_q: asyncio.Queue[_IngestJob] = asyncio.Queue(self.pc.ingest_queue_capacity)
         self._post_q: asyncio.Queue[PostIngestItem] = asyncio.Queue(self.pc.ingest_queue_capacity)
+        #: P3-done batches waiting for P7a: one waits while one is embedded (bounded memory).
+        self._embed_q: asyncio.Queue[_EmbedJob] = asyncio.Queue(1)
         self._ingest_sem = asyncio.Semaphore(self.pc.ingest_concurrency)
         self._session_order: dict[tuple[str, str], tuple[asyncio.Lock, list[int]]] = {}
         self._ingest_stats = _Stats()
@@ -136,6 +147,7 @@ class PipelineSystem:
         self._tasks = [
             asyncio.create_task(self._ingest_worker(), name="uniko-ingest"),
             asyncio.create_task(self._post_worker(), name="uniko-post-ingest"),
+            asyncio.create_task(self._embed_worker(), name="uniko-embed"),
             asyncio.create_task(self._timer(), name="uniko-timer"),
         ]
 
@@ -246,6 +258,11 @@ class PipelineSystem:
             await self._post_q.put(it)
 
     async def _post_worker(self) -> None:
+        """Stage one of post-ingest: P3 observations per batch, under the background CPU slot.
+
+        Its batches go on to ``_embed_worker`` (P7a), so the next batch's P3 (Python, holding
+        the GIL) runs while the embedder (native code, GIL released) works on this one.
+        """
         batch_size = self.config.ingest.post_ingest_batch
         while True:  # until cancelled, after shutdown() has drained the queue
             first = await self._post_q.get()
@@ -254,33 +271,54 @@ class PipelineSystem:
                 batch.append(self._post_q.get_nowait())
             self._post_stats.in_flight += len(batch)
             t0 = time.perf_counter()
+            groups: list[tuple[str, list[PostIngestItem], list[Any]]] = []
             try:
                 async with self.cpu:
-                    await self._post_batch(batch)
+                    groups = await self._observe_batch(batch)
             except Exception:  # e.g. the dead letter itself could not be written: keep the worker alive
                 log.exception("post-ingest batch of %d messages failed outside its step policies", len(batch))
+            await self._embed_q.put(_EmbedJob(batch, groups, t0))
+
+    async def _embed_worker(self) -> None:
+        """Stage two of post-ingest: P7a embeddings for a batch P3 is done with, in order."""
+        while True:
+            job = await self._embed_q.get()
+            try:
+                for agent, group, observations in job.groups:
+                    try:
+                        await self.post.embed(agent, group, observations)
+                    except Exception as exc:
+                        ids = [it.message.id for it in group]
+                        await self._dead_letter(agent, "p7a_embeddings", exc, ids)
+                    if observations:
+                        self.note_observations(agent, len(observations))
+            except Exception:
+                log.exception(
+                    "post-ingest batch of %d messages failed outside its step policies", len(job.batch)
+                )
             finally:
-                self._post_stats.in_flight -= len(batch)
-                self._post_stats.record((time.perf_counter() - t0) * 1000 / len(batch))
-                for it in batch:
+                self._post_stats.in_flight -= len(job.batch)
+                self._post_stats.record((time.perf_counter() - job.started) * 1000 / len(job.batch))
+                for it in job.batch:
                     await self._add(it.agent, -1)
 
-    async def _post_batch(self, items: list[PostIngestItem]) -> None:
+    async def _observe_batch(
+        self, items: list[PostIngestItem]
+    ) -> list[tuple[str, list[PostIngestItem], list[Any]]]:
+        """P3 for each agent's items; a failure is dead-lettered and leaves that agent's
+        observations empty (its messages still get their own vectors in P7a)."""
         by_agent: dict[str, list[PostIngestItem]] = defaultdict(list)
         for it in items:
             by_agent[it.agent].append(it)
+        out: list[tuple[str, list[PostIngestItem], list[Any]]] = []
         for agent, group in by_agent.items():
             observations: list[Any] = []
             try:
                 observations = await self.post.observe(agent, group)
             except Exception as exc:
                 await self._dead_letter(agent, "p3_observations", exc, [it.message.id for it in group])
-            try:
-                await self.post.embed(agent, group, observations)
-            except Exception as exc:
-                await self._dead_letter(agent, "p7a_embeddings", exc, [it.message.id for it in group])
-            if observations:
-                self.note_observations(agent, len(observations))
+            out.append((agent, group, observations))
+        return out
 
     # ------------------------------------------------------------------ dead letters
     async def _dead_letter(self, agent: str, step: str, exc: Exception, message_ids: list[str]) -> None:
