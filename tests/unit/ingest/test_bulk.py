@@ -81,7 +81,9 @@ async def test_a_windowed_import_stores_what_one_observe_per_turn_stores() -> No
         assert one == bulk and [seq for _, seq, _, _ in bulk] == list(range(len(turns)))
         for tier in (Tier.ENTITY, Tier.PARTICIPANT, Tier.OBSERVATION, Tier.SESSION):
             assert await uni.kb.store.count("one", tier) == await uni.kb.store.count("bulk", tier) > 0
-        ids = {a: [m.id for m in await uni.kb.store.find(a, Tier.MESSAGE, limit=100)] for a in ("one", "bulk")}
+        ids = {
+            a: [m.id for m in await uni.kb.store.find(a, Tier.MESSAGE, limit=100)] for a in ("one", "bulk")
+        }
         assert await _edges(uni, "one", ids["one"]) == await _edges(uni, "bulk", ids["bulk"])
         # The same turns through observe are replays of the import (the same ids).
         again = await uni.agent("bulk").session("s").observe(turns[1])
