@@ -1,6 +1,7 @@
 """Recall latency on one LoCoMo conversation (~600 turns): p50 / p95 of ``agent.recall``.
 
-Query embedding and NLP are included; no reranker; the recall cache is off. The memory is
+Query embedding and NLP are included; no reranker; the recall cache is off; the default call
+(``agent.recall(q, token_budget=N)``, no item limit) unless ``--limit`` is given. The memory is
 ingested through the facade first (or reused with ``--store`` from an earlier run).
 
     uv run python -m benchmarks.recall_latency_bench --data ../shared/data/locomo/locomo_dev.json
@@ -44,7 +45,13 @@ async def ingest(uni: Uniko, conv: object) -> None:
 
 
 async def run(
-    data: Path, store: Path | None, conv_index: int, budget: int, repeats: int, fresh: bool
+    data: Path,
+    store: Path | None,
+    conv_index: int,
+    budget: int,
+    repeats: int,
+    fresh: bool,
+    limit: int | None = None,
 ) -> dict[str, float]:
     ds = load_any(data, "locomo")
     conv = sorted(ds.conversations, key=lambda c: c.id)[conv_index]
@@ -58,18 +65,20 @@ async def run(
         await agent.recall(questions[0].text, token_budget=budget, use_cache=False)  # warm-up
         lat: list[float] = []
         early = 0
+        cpu0 = time.process_time()
         for _ in range(repeats):
             for q in questions:
                 t0 = time.perf_counter()
                 b = await agent.recall(
                     q.text,
                     token_budget=budget,
-                    limit=200,
+                    limit=limit,
                     reference_ts=reference_time(conv, q),
                     use_cache=False,
                 )
                 lat.append((time.perf_counter() - t0) * 1000)
                 early += b.phase1_only or b.phase2_only
+        cpu_ms = (time.process_time() - cpu0) * 1000 / len(lat)
         lat.sort()
         return {
             "conversation": conv.id,  # type: ignore[dict-item]
@@ -78,6 +87,8 @@ async def run(
             "p50_ms": statistics.median(lat),
             "p95_ms": lat[int(0.95 * (len(lat) - 1))],
             "early_exit_share": early / len(lat),
+            "process_cpu_ms_per_recall": cpu_ms,
+            "limit": "default (budget-driven)" if limit is None else limit,  # type: ignore[dict-item]
         }
     finally:
         await uni.close()
@@ -90,9 +101,12 @@ def main() -> None:
     ap.add_argument("--conversation", type=int, default=0)
     ap.add_argument("--budget", type=int, default=1000)
     ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--limit", type=int, default=None, help="item limit (default: the default call's)")
     args = ap.parse_args()
     fresh = args.store is None or not args.store.exists()
-    r = asyncio.run(run(args.data, args.store, args.conversation, args.budget, args.repeats, fresh))
+    r = asyncio.run(
+        run(args.data, args.store, args.conversation, args.budget, args.repeats, fresh, args.limit)
+    )
     print(
         f"Recall latency — {platform.machine()}, {datetime.now(UTC):%Y-%m-%d}, token budget {args.budget}\n"
     )

@@ -297,6 +297,7 @@ def pack(
     lower_bound = word_lower_bound(charges.counter)
     grouped = layout == "grouped"
     chosen: list[RecallItem] = []
+    cost_of: list[int] = []  # each chosen item's share (copied into ``tokens`` once, at the end)
     covered: set[str] = set()  # turns quoted verbatim
     stated: dict[str, set[str]] = {}  # turn -> the words of the statements drawn from it alone
     dated: set[str] = set()  # date labels already written
@@ -332,7 +333,7 @@ def pack(
             if all(_share(stated[m], _tokens(it.content)) >= statement_carries_turn for m in msgs):
                 dropped[it.node_id] = "turn already stated in bundle"
                 continue
-            replaced = [c for c in chosen if c.statement_source() in msgs]
+            replaced = [k for k, c in enumerate(chosen) if c.statement_source() in msgs]
         if not raw and msgs and msgs <= covered:
             # A statement drawn from turns the bundle already quotes (with their dates resolved)
             # adds no evidence: its tokens go to other turns.
@@ -356,18 +357,18 @@ def pack(
         entry = count(render_item(it, dated=False)) if grouped and label else it.tokens
         cost = entry + charges.newline + heading_cost
         if replaced:
-            kept = [c for c in chosen if c not in replaced]
-            kept_total = charges.frame + sum(charges.shares(kept))
+            gone = set(replaced)
+            kept = [c for k, c in enumerate(chosen) if k not in gone]
+            kept_costs = charges.shares(kept)
+            kept_total = charges.frame + sum(kept_costs)
             heading = grouped and bool(label) and label not in {item_label(c) for c in kept}
             cost = entry + charges.newline + (count(label.strip()) + charges.newline if heading else 0)
             if kept_total + cost > token_budget:
                 dropped[it.node_id] = "token budget"
                 continue
-            for c in replaced:
-                dropped[c.node_id] = "source turns already in bundle"
-            chosen = [
-                c.model_copy(update={"tokens": t}) for c, t in zip(kept, charges.shares(kept), strict=True)
-            ]
+            for k in replaced:
+                dropped[chosen[k].node_id] = "source turns already in bundle"
+            chosen, cost_of = kept, kept_costs
             total = kept_total
             dated = {item_label(c) for c in chosen}
             for m in msgs:
@@ -380,7 +381,8 @@ def pack(
                 dropped[it.node_id] = "chunk share of the budget"
                 continue
             chunk_total += cost
-        chosen.append(it if cost == it.tokens else it.model_copy(update={"tokens": cost}))
+        chosen.append(it)
+        cost_of.append(cost)
         total += cost
         dated.add(label)
         if raw:
@@ -412,6 +414,10 @@ def pack(
         dropped.setdefault(pool[i].node_id, "limit")
     if not chosen:
         return Packed(chosen, 0, dropped)
+    chosen = [
+        c if t == c.tokens else c.model_copy(update={"tokens": t})
+        for c, t in zip(chosen, cost_of, strict=True)
+    ]
     if is_additive_over_lines(charges.counter):
         return Packed(chosen, total, dropped)  # the running sum is the text's count, exactly
     # The contract is on the text: count it whole (a counter may merge across line breaks), and
