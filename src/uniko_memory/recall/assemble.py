@@ -328,7 +328,7 @@ def pack(
         if raw and msgs and msgs <= covered:
             dropped[it.node_id] = "evidence already in bundle"
             continue
-        replaced: list[RecallItem] = []  # statements this Message quotes in full
+        replaced: list[int] = []  # positions in chosen of the statements this Message quotes in full
         if it.kind == "message" and msgs and msgs <= stated.keys():
             if all(_share(stated[m], _tokens(it.content)) >= statement_carries_turn for m in msgs):
                 dropped[it.node_id] = "turn already stated in bundle"
