@@ -60,7 +60,7 @@ from .run import DEFAULT_TOKEN_BUDGET
 NAME = "baseline-mem0"
 #: The one line the CLI prints when mem0 is not installed (the run goes on with the other systems).
 MISSING_MESSAGE = (
-    f"{NAME} skipped: mem0ai is not installed (install the 'peers' extra: "
+    "{name} skipped: mem0ai is not installed (install the 'peers' extra: "
     "python3 -m uv sync --extra peers, or pip install 'uniko-memory[peers]')"
 )
 #: The spaCy pipelines tried for mem0's lemmas and entities: the same model uniko uses, never a download.

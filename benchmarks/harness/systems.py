@@ -62,14 +62,14 @@ SYSTEMS: dict[str, Callable[[], MemorySystem]] = {
 DEFAULT_SYSTEMS = ("uniko", "baseline-bm25", "baseline-dense", "baseline-hybrid")
 
 
-def _mem0_missing() -> str | None:
+def _mem0_missing(name: str) -> str | None:
     from .mem0_system import MISSING_MESSAGE, mem0_available
 
-    return None if mem0_available() else MISSING_MESSAGE
+    return None if mem0_available() else MISSING_MESSAGE.format(name=name)
 
 
-#: name → a check returning None when the system can run, else the one-line reason it is skipped.
-OPTIONAL: dict[str, Callable[[], str | None]] = {"baseline-mem0": _mem0_missing}
+#: name → a check (given the name) returning None when the system can run, else the one-line reason it is not.
+OPTIONAL: dict[str, Callable[[str], str | None]] = {"baseline-mem0": _mem0_missing}
 
 
 def resolve(names: str | list[str]) -> dict[str, Callable[[], MemorySystem]]:
@@ -87,7 +87,7 @@ def resolve_available(names: str | list[str]) -> tuple[dict[str, Callable[[], Me
     skipped: list[str] = []
     for name in list(systems):
         check = OPTIONAL.get(name)
-        reason = check() if check is not None else None
+        reason = check(name) if check is not None else None
         if reason is not None:
             del systems[name]
             skipped.append(reason)
