@@ -298,6 +298,16 @@ class Mem0System:
             [self.entries[t] for t in ids], limit=limit, token_budget=budget, charges=self.charges
         )
 
+    def _charged(self, chosen: Sequence[RecallItem]) -> int:
+        """What the packer charged for ``chosen`` (framing, entries, a heading per new date): no re-count."""
+        total = self.charges.frame
+        dated: set[str] = set()
+        for it in chosen:
+            e = self.entries[it.node_id]
+            total += e.entry + (e.heading if e.label and e.label not in dated else 0)
+            dated.add(e.label)
+        return total
+
     async def retrieve(
         self,
         question: Question,
@@ -317,7 +327,7 @@ class Mem0System:
             while True:
                 ids = self.search(question.text, top_k)
                 chosen = self._pack(ids, None, budget)
-                room = budget - self.charges.rendered(chosen) >= self.cheapest
+                room = budget - self._charged(chosen) >= self.cheapest
                 if not room or len(ids) < top_k or top_k >= self.n_memories:
                     break
                 top_k = min(self.n_memories, 2 * top_k)

@@ -98,6 +98,24 @@ async def test_ingests_and_searches_offline_like_the_dense_baseline(no_network: 
     assert no_network == []
 
 
+async def test_a_budget_call_asks_again_until_the_budget_is_full(monkeypatch: pytest.MonkeyPatch) -> None:
+    needs_mem0()
+    monkeypatch.setattr(mem0_system, "TOP_K_HEADROOM", 0.01)  # the first search asks for one turn
+    conv = _conversation()
+    peer = mem0_system.Mem0System(SyncFakeEmbedder(), threshold=0.0)
+    dense = DenseBaseline(SyncFakeEmbedder())
+    await peer.setup(conv)
+    await dense.setup(conv)
+    try:
+        got = await peer.retrieve(VIOLIN, ASKED_AT, token_budget=2000)
+        assert got.extra["mem0_searches"] == 3  # top_k 1, 2, 4 (all four turns)
+        assert got.text == (await dense.retrieve(VIOLIN, ASKED_AT, token_budget=2000)).text
+        assert len(got.items) == 4 and len(peer.timings["mem0_search_s"]) == 3
+    finally:
+        await peer.close()
+        await dense.close()
+
+
 async def test_telemetry_is_off_and_spacy_is_never_downloaded() -> None:
     needs_mem0()
     from mem0.memory import main, telemetry
