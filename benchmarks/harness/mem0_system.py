@@ -60,7 +60,7 @@ from .run import DEFAULT_TOKEN_BUDGET
 NAME = "baseline-mem0"
 #: The one line the CLI prints when mem0 is not installed (the run goes on with the other systems).
 MISSING_MESSAGE = (
-    "{name} skipped: mem0ai is not installed (install the 'peers' extra: "
+    "{name} skipped: mem0ai (or langchain / qdrant-client) is not installed (install the 'peers' extra: "
     "python3 -m uv sync --extra peers, or pip install 'uniko-memory[peers]')"
 )
 #: The spaCy pipelines tried for mem0's lemmas and entities: the same model uniko uses, never a download.
@@ -72,8 +72,12 @@ _import_lock = threading.Lock()
 _spacy_mode: str | None = None
 
 
+#: What the ``peers`` extra installs and this module imports (mem0's langchain providers need ``langchain``).
+PEER_MODULES: tuple[str, ...] = ("mem0", "langchain", "qdrant_client")
+
+
 def mem0_available() -> bool:
-    return importlib.util.find_spec("mem0") is not None
+    return all(importlib.util.find_spec(m) is not None for m in PEER_MODULES)
 
 
 class NeverCalledChatModelError(AssertionError):

@@ -171,7 +171,7 @@ def test_absent_mem0_is_skipped_with_one_line(
     chosen, skipped = systems.resolve_available("baseline-bm25,baseline-mem0")
     line = mem0_system.MISSING_MESSAGE.format(name="baseline-mem0")
     assert list(chosen) == ["baseline-bm25"] and skipped == [line]
-    assert line.startswith("baseline-mem0 skipped: mem0ai is not installed") and "\n" not in line
+    assert line.startswith("baseline-mem0 skipped: mem0ai") and "\n" not in line
 
     data = str(data_dir / "locomo_tiny.json")
     out = tmp_path / "r.json"
@@ -184,6 +184,15 @@ def test_absent_mem0_is_skipped_with_one_line(
 
     assert run_bench.main(["--data", data, "--systems", "baseline-mem0", "--no-progress"]) == 2
     assert "no system left to run" in capsys.readouterr().err
+
+
+def test_each_peer_package_is_needed(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = mem0_system.importlib.util.find_spec
+    for missing in mem0_system.PEER_MODULES:
+        monkeypatch.setattr(
+            mem0_system.importlib.util, "find_spec", lambda m, _x=missing: None if m == _x else real(m)
+        )
+        assert not mem0_system.mem0_available(), missing
 
 
 def test_present_mem0_is_not_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
