@@ -3,6 +3,7 @@
 .venv/bin/python benchmarks/run_bench.py                      # LoCoMo dev split, three baselines
 .venv/bin/python benchmarks/run_bench.py --systems baseline-hybrid,uniko --out report.json --md report.md
 .venv/bin/python benchmarks/run_bench.py --systems uniko,uniko-noconsol   # with and without consolidation
+.venv/bin/python benchmarks/run_bench.py --systems uniko,baseline-hybrid,baseline-mem0   # + the peer (extra 'peers')
 .venv/bin/python benchmarks/run_bench.py --conversation-ids conv-30 --questions 20 --check-determinism
 .venv/bin/python benchmarks/run_bench.py --systems uniko --judge-model openai:gpt-4o-mini   # + LLM answers, graded
 .venv/bin/python -m benchmarks.run_bench --data longmemeval_s.json --format longmemeval
@@ -37,7 +38,7 @@ from benchmarks.harness.run import (
     select_conversations,
     write_outputs,
 )
-from benchmarks.harness.systems import DEFAULT_SYSTEMS, SYSTEMS, resolve
+from benchmarks.harness.systems import DEFAULT_SYSTEMS, SYSTEMS, resolve_available
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = REPO_ROOT.parent / "shared" / "data" / "locomo" / "locomo_dev.json"
@@ -232,7 +233,11 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
         _err(MISSING_DATA.format(path=data))
         return 2
     try:
-        systems = resolve(args.systems)
+        systems, skipped = resolve_available(args.systems)
+        for line in skipped:
+            print(line, file=sys.stderr)
+        if not systems:
+            raise KeyError("no system left to run")
         judged_systems = [n for n in systems if args.judge_systems is None or n in args.judge_systems]
         if args.judge_systems is not None and set(args.judge_systems) - set(systems):
             raise KeyError(

@@ -57,6 +57,8 @@ from .metrics import (
 REPORT_SCHEMA = "uniko-memory-bench/2"
 BASELINE_PREFIX = "baseline-"
 HYBRID = "baseline-hybrid"
+#: The peer memory system (``mem0_system``): when it runs, every other system gets a ratio column against it.
+PEER = "baseline-mem0"
 #: The one tokenizer every system's text is counted with (the library's default counter).
 TOKEN_COUNTER: TokenCounter = default_token_counter()
 #: The budget of a call that names none (the item-limit calls): the library's default.
@@ -268,6 +270,9 @@ class SystemRun:
     wall_s: float
     peak_rss_mb: float
     call_path: str | None = None
+    turns: int = 0  # turns ingested over every conversation (setup time per turn)
+    #: A system's own timings (``MemorySystem.timings``, optional: name → seconds per event), all conversations.
+    timings: dict[str, list[float]] = field(default_factory=dict)
 
 
 async def ask(
@@ -297,6 +302,8 @@ async def run_system(
     records: list[QuestionRecord] = []
     setup_times: list[float] = []
     call_path: str | None = None
+    turns = 0
+    timings: dict[str, list[float]] = {}
     t_start = time.perf_counter()
     for conv in _progress(conversations, enabled=config.progress, desc=name, unit="conv"):
         system = factory()
@@ -305,6 +312,7 @@ async def run_system(
         t0 = time.perf_counter()
         await system.setup(conv)
         setup_times.append(time.perf_counter() - t0)
+        turns += len(turn_text)
         try:
             questions = _progress(
                 conv.questions, enabled=config.progress, desc=conv.id, unit="q", leave=False
@@ -326,6 +334,9 @@ async def run_system(
                     rec.bundle_text = by_budget[config.keep_bundle_budget].result.text
                 records.append(rec)
         finally:
+            call_path = getattr(system, "call_path", call_path)  # may name what setup loaded
+            for key, values in (getattr(system, "timings", None) or {}).items():
+                timings.setdefault(key, []).extend(values)
             await system.close()
         del system
         gc.collect()
@@ -336,6 +347,8 @@ async def run_system(
         wall_s=time.perf_counter() - t_start,
         peak_rss_mb=_peak_rss_mb(),
         call_path=call_path,
+        turns=turns,
+        timings=timings,
     )
 
 
@@ -455,8 +468,13 @@ def _system_summary(run: SystemRun, config: BenchConfig) -> dict[str, Any]:
             "latency_p95_s": _r(lat["p95"]),
             "setup_total_s": _r(sum(run.setup_s), 3),
             "setup_mean_s": _r(setup["mean"], 3),
+            "setup_per_turn_ms": _r(1000 * sum(run.setup_s) / run.turns, 3) if run.turns else None,
             "wall_s": _r(run.wall_s, 3),
             "peak_rss_mb": _r(run.peak_rss_mb, 1),
+            "timings": {
+                key: {"n": len(v), **{k: _r(x) for k, x in summary_stats(v).items()}}
+                for key, v in sorted(run.timings.items())
+            },
         },
     }
 
@@ -468,6 +486,7 @@ def _flat_figures(summary: Mapping[str, Any], config: BenchConfig) -> dict[str, 
     out["latency p50 s"] = rt["latency_p50_s"]
     out["latency p95 s"] = rt["latency_p95_s"]
     out["setup total s"] = rt["setup_total_s"]
+    out["setup per turn ms"] = rt.get("setup_per_turn_ms")
     out["wall s"] = rt["wall_s"]
     out["peak_rss mb (process)"] = rt["peak_rss_mb"]
     return out
@@ -501,6 +520,7 @@ def build_comparison(figures: Mapping[str, Mapping[str, float | None]]) -> dict[
             o: {
                 "vs_best": _ratio(values[o], values[best]) if best else None,
                 "vs_hybrid": _ratio(values[o], values.get(HYBRID)) if HYBRID in values else None,
+                "vs_peer": _ratio(values[o], values.get(PEER)) if PEER in values else None,
             }
             for o in ours
         }
@@ -577,11 +597,14 @@ def _comparison_table(report: Mapping[str, Any], metrics: Sequence[str]) -> list
     systems = list(report["systems"])
     ours = comp["ours"]
     has_hybrid = HYBRID in systems
+    has_peer = PEER in systems
     header = ["metric", *systems]
     for o in ours:
         header.append(f"{o} / best baseline")
         if has_hybrid:
             header.append(f"{o} / hybrid")
+        if has_peer:
+            header.append(f"{o} / {PEER.removeprefix(BASELINE_PREFIX)}")
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for m in metrics:
         row = comp["rows"][m]
@@ -595,6 +618,8 @@ def _comparison_table(report: Mapping[str, Any], metrics: Sequence[str]) -> list
             cells.append(_fmt_ratio(row["ratios"][o]["vs_best"]))
             if has_hybrid:
                 cells.append(_fmt_ratio(row["ratios"][o]["vs_hybrid"]))
+            if has_peer:
+                cells.append(_fmt_ratio(row["ratios"][o]["vs_peer"]))
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
@@ -694,6 +719,23 @@ def render_markdown(report: Mapping[str, Any]) -> str:
             "",
         ]
         lines += _comparison_table(report, rest)
+        lines.append("")
+    timed = [
+        (s, k, v) for s in systems for k, v in report["systems"][s]["runtime"].get("timings", {}).items()
+    ]
+    if timed:
+        lines += [
+            "## System timings",
+            "",
+            "A system's own timings of its steps (e.g. mem0's `add` per turn and each `search`), seconds.",
+            "",
+            "| system | step | n | mean | p50 | p95 |",
+            "|---|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {s} | {k} | {v['n']} | {_fmt(v['mean'])} | {_fmt(v['p50'])} | {_fmt(v['p95'])} |"
+            for s, k, v in timed
+        ]
         lines.append("")
     if report.get("llm"):
         lines += render_llm_markdown(report["llm"])

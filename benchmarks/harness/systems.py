@@ -2,6 +2,10 @@
 
 A factory is called once per conversation and must return a fresh ``MemorySystem``. Names starting with
 ``baseline-`` are treated as baselines in the report; every other name is "ours" and gets ratio columns.
+
+A system that needs an optional package (``OPTIONAL``: the peer ``baseline-mem0`` needs the ``peers`` extra)
+is left out by ``resolve_available`` with a one-line reason when the package is absent, so a run asking for
+it goes on with the others.
 """
 
 from __future__ import annotations
@@ -32,6 +36,13 @@ def _uniko_nosweep() -> MemorySystem:
     return UnikoSystem(sweep=False)
 
 
+def _mem0() -> MemorySystem:
+    """mem0 OSS offline (infer=False, in-memory Qdrant, the same MiniLM): the peer memory system."""
+    from .mem0_system import Mem0System
+
+    return Mem0System()
+
+
 def _hybrid_full() -> HybridBaseline:
     """RRF over the complete BM25 and dense rankings (a stronger hybrid than the BASELINES.md reference)."""
     return HybridBaseline(rrf_depth=None)
@@ -42,12 +53,23 @@ SYSTEMS: dict[str, Callable[[], MemorySystem]] = {
     "baseline-dense": DenseBaseline,
     "baseline-hybrid": HybridBaseline,
     "baseline-hybrid-full": _hybrid_full,
+    "baseline-mem0": _mem0,
     "uniko": _uniko,
     "uniko-noconsol": _uniko_noconsol,
     "uniko-nosweep": _uniko_nosweep,
 }
 
 DEFAULT_SYSTEMS = ("uniko", "baseline-bm25", "baseline-dense", "baseline-hybrid")
+
+
+def _mem0_missing(name: str) -> str | None:
+    from .mem0_system import MISSING_MESSAGE, mem0_available
+
+    return None if mem0_available() else MISSING_MESSAGE.format(name=name)
+
+
+#: name → a check (given the name) returning None when the system can run, else the one-line reason it is not.
+OPTIONAL: dict[str, Callable[[str], str | None]] = {"baseline-mem0": _mem0_missing}
 
 
 def resolve(names: str | list[str]) -> dict[str, Callable[[], MemorySystem]]:
@@ -57,3 +79,16 @@ def resolve(names: str | list[str]) -> dict[str, Callable[[], MemorySystem]]:
     if unknown:
         raise KeyError(f"unknown system(s) {unknown}; known: {sorted(SYSTEMS)}")
     return {n: SYSTEMS[n] for n in dict.fromkeys(wanted)}
+
+
+def resolve_available(names: str | list[str]) -> tuple[dict[str, Callable[[], MemorySystem]], list[str]]:
+    """``resolve`` without the optional systems whose package is absent: (systems, one skip line each)."""
+    systems = resolve(names)
+    skipped: list[str] = []
+    for name in list(systems):
+        check = OPTIONAL.get(name)
+        reason = check(name) if check is not None else None
+        if reason is not None:
+            del systems[name]
+            skipped.append(reason)
+    return systems, skipped

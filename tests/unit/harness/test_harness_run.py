@@ -213,10 +213,10 @@ def test_comparison_ratios() -> None:
     assert comp["ours"] == ["uniko"] and comp["baselines"] == ["baseline-bm25", "baseline-hybrid"]
     row = comp["rows"]["evidence_all@5"]
     assert row["best_baseline"] == "baseline-hybrid"
-    assert row["ratios"]["uniko"] == {"vs_best": 1.5, "vs_hybrid": 1.5}
+    assert row["ratios"]["uniko"] == {"vs_best": 1.5, "vs_hybrid": 1.5, "vs_peer": None}
     lat = comp["rows"]["latency p50 s"]
     assert lat["best_baseline"] == "baseline-bm25" and lat["lower_is_better"]
-    assert lat["ratios"]["uniko"] == {"vs_best": 4.0, "vs_hybrid": 2.0}
+    assert lat["ratios"]["uniko"] == {"vs_best": 4.0, "vs_hybrid": 2.0, "vs_peer": None}
 
 
 async def test_report_outputs(data_dir: Path, tmp_path: Path) -> None:
