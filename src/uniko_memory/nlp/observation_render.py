@@ -84,6 +84,101 @@ _QUESTION_AUX = frozenset(
 )
 _WH = frozenset({"WP", "WRB", "WDT", "WP$"})
 _ROLE_RANK = {"nsubj": 3, "nsubjpass": 3, "dobj": 2, "attr": 2, "dative": 1, "oprd": 1, "pobj": 1}
+#: Verbs whose past tense is spelled as the base form: the tagger reads "I hurt my ankle last
+#: week" as a present (VBP), which agreement would turn into "hurts".
+SAME_FORM_PAST = frozenset(
+    {"hurt", "put", "cut", "set", "let", "hit", "quit", "shut", "spread", "cost", "burst", "split", "bet"}
+    | {"read", "upset", "broadcast", "forecast", "fit", "rid", "shed", "thrust", "bid", "cast"}
+)
+#: Irregular past forms: never given a third-person "-s" ("forgots", "wents").
+IRREGULAR_PAST = frozenset(
+    [
+        "went",
+        "got",
+        "made",
+        "took",
+        "felt",
+        "came",
+        "saw",
+        "met",
+        "found",
+        "gave",
+        "left",
+        "kept",
+        "began",
+        "ran",
+        "won",
+        "bought",
+        "brought",
+        "thought",
+        "told",
+        "became",
+        "sent",
+        "spent",
+        "built",
+        "lost",
+        "paid",
+        "sold",
+        "heard",
+        "held",
+        "stood",
+        "wrote",
+        "grew",
+        "flew",
+        "drove",
+        "ate",
+        "fell",
+        "broke",
+        "chose",
+        "knew",
+        "rode",
+        "taught",
+        "caught",
+        "said",
+        "sang",
+        "swam",
+        "wore",
+        "slept",
+        "learnt",
+        "meant",
+        "did",
+        "had",
+        "was",
+        "were",
+        "forgot",
+        "forgave",
+        "understood",
+        "woke",
+        "drank",
+        "spoke",
+        "stole",
+        "threw",
+        "hid",
+        "bit",
+        "shook",
+        "sat",
+        "lay",
+        "led",
+        "fed",
+        "fought",
+        "dealt",
+        "dug",
+        "hung",
+        "lit",
+        "sought",
+        "struck",
+        "swore",
+        "tore",
+        "wept",
+        "wound",
+        "froze",
+        "began",
+        "rang",
+        "sank",
+        "stuck",
+        "swung",
+    ]
+)
 _EVALUATIVE_VERBS = frozenset({"suck", "hurt", "help", "matter", "bother", "annoy", "amaze", "pay", "stink"})
 _EXPLETIVE_MARKS = frozenset({"like", "when", "whenever", "if", "as", "how"})
 _QUANTIFIER_PRONOUNS = frozenset(
@@ -456,8 +551,13 @@ class SentenceRender:
                 continue
             if subj.lower_ not in _NOMINATIVE:
                 continue  # "let me express", "made you feel": a bare infinitive, not a finite verb
-            if subj.head.tag_ == "VB" and subj.head.head.lemma_.lower() in _CAUSATIVE_VERBS:
-                continue  # "hear you play", "let you know"
+            governor = subj.head.head
+            if (
+                subj.head.tag_ == "VB"
+                and governor.i != subj.head.i
+                and governor.lemma_.lower() in _CAUSATIVE_VERBS
+            ):
+                continue  # "hear you play", "let you know" (not a root "see": "I don't see why")
             self._agree(subj.head, subj.i)
             if any(c.dep_ in ("aux", "auxpass") for c in subj.head.children):
                 continue  # "I will start and create": the shared auxiliary carries agreement
@@ -490,7 +590,18 @@ class SentenceRender:
         elif low in ("wanna", "gotta") and finite.tag_ == "VBP":
             self.repl[finite.i] = "wants to" if low == "wanna" else "has got to"
         elif (finite.tag_ == "VBP" or (finite.tag_ == "VB" and not auxes)) and low.isalpha():
+            if low in IRREGULAR_PAST:
+                return  # a past form the tagger read as a present ("Sofia, I forgot to call")
+            if low in SAME_FORM_PAST and self._dated_in_the_past():
+                return  # "I hurt my ankle last week": the past, spelled as the base form
             self.repl[finite.i] = third_singular(self.repl.get(finite.i, finite.text))
+
+    def _dated_in_the_past(self) -> bool:
+        """Whether the sentence names a time wholly before it was said ("last week", "in May")."""
+        ts = self.timestamp
+        if ts is None:
+            return False
+        return any(m.window.hi <= ts for m in find_temporal_phrases(self.sent.text, ts))
 
     def _temporal(self) -> None:
         text = self.sent.text

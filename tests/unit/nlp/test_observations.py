@@ -411,3 +411,24 @@ def test_pronoun_state_salience_and_clear() -> None:
     assert state.person is not None and state.person.text == "Anna"
     state.clear()
     assert state.thing is None and state.tick == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "wanted", "unwanted"),
+    [
+        # a root perception verb is not a causative's bare infinitive: it agrees with the name
+        ("I don't see why not.", "Caroline does not see", "Caroline do not"),
+        # a base-form past with a past date keeps its tense
+        ("I hurt my ankle last week.", "Caroline hurt ", "hurts"),
+        ("I hurt my ankle when I run.", "Caroline hurts ", None),
+        # an irregular past the tagger read as a present takes no "-s"
+        ("Sofia, I forgot to call you.", "forgot to call", "forgots"),
+    ],
+)
+def test_agreement_keeps_tense_and_person(nlp: Any, text: str, wanted: str, unwanted: str | None) -> None:
+    drafts = extract_observations(
+        nlp(text), speaker="Caroline", addressee="Melanie", timestamp=TS, state=PronounState()
+    )
+    contents = [d.content for d in drafts]
+    assert any(wanted in c for c in contents), contents
+    assert unwanted is None or not any(unwanted in c for c in contents), contents
