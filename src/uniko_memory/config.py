@@ -338,7 +338,8 @@ class RecallFusion(_Group):
     default_channel_weight: float = Field(1.0, ge=0.0)
     #: A question that asks for a person, place, organisation, date or quantity ("Where ...", "Which
     #: company ...") lifts the candidates that carry an entity of that type: fused x (1 + boost).
-    #: Multiplicative and after fusion: it reorders, never hides. 0 turns it off.
+    #: Multiplicative and after fusion, in whichever phase ends the cascade: it reorders, never
+    #: hides. 0 turns it off.
     answer_type_boost: float = Field(0.15, ge=0.0)
     #: How many of the best fused candidates the answer-type lift looks at (one edge read for them).
     answer_type_top_n: int = Field(60, ge=0)

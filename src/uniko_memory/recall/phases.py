@@ -178,7 +178,7 @@ async def run_cascade(
         and not drift
         and enough_for_budget(ranked1, cfg)
     ):
-        return await finish(cas, ranked1, phase1_only=True, t0=t0)
+        return await finish(cas, await answer_typed(cas, ranked1), phase1_only=True, t0=t0)
 
     await cas.phase2()
     ranked2 = cas.pool.fuse(cfg)

@@ -253,3 +253,34 @@ async def test_the_best_matching_turn_survives_the_boost() -> None:
             assert note.id in {m for i in b.items for m in i.message_ids()}, q
     finally:
         await uni.close()
+
+
+async def test_the_answer_type_lift_applies_when_phase1_ends_the_cascade(uni: Uniko, agent: Agent) -> None:
+    """Issue 19.4: "Where ..." lifts the Fact about a place in Phase 1 too, not only in 2 and 3."""
+    store = uni.kb.store
+    boston = entity_id(AGENT, "Boston", "location")
+    when = S2_START
+    bailey = [f for f in await store.find(AGENT, Tier.FACT, limit=100) if isinstance(f, Fact)]
+    last = next(f for f in bailey if f.predicate == FACTS[-1][0])
+    async with store.unit(AGENT) as unit:
+        if await store.get(AGENT, boston) is None:
+            unit.put(
+                Entity(
+                    id=boston,
+                    agent=AGENT,
+                    name="Boston",
+                    entity_type="location",
+                    first_seen=when,
+                    last_seen=when,
+                )
+            )
+        unit.put_edge(Edge(type=EdgeType.ABOUT, src=last.id, dst=boston))
+    question = "Where did Caroline adopt the cat named Bailey?"
+    GATE1 = {"gate_budget_factor": 0.0, "phase1_coverage_gate": 0.01}  # Phase 1 ends the cascade
+    flat = await ask(agent, question, explain=True, phases=GATE1, fusion={"answer_type_boost": 0.0})
+    lifted = await ask(agent, question, explain=True, phases=GATE1)
+    assert flat.phase1_only and lifted.phase1_only
+    assert lifted.trace is not None and lifted.trace["answer_type"] == {"type": "location", "lifted": 1}
+    rank = [i.node_id for i in lifted.items]
+    assert rank.index(last.id) <= [i.node_id for i in flat.items].index(last.id)
+    assert rank[0] == last.id
