@@ -23,17 +23,24 @@ import numpy as np
 
 from ...model import Node, node_class
 from ..base import BaseStore
+from . import ann_cache
+from .ann_index import AnnIndex
 from .schema import configure
 from .sqlite_errors import to_store_error
 from .unit import EmbeddedUnit
+from .vector_options import EmbeddedVectorOptions
 from .vectors import VectorIndex
 
 T = TypeVar("T")
+K = TypeVar("K", str, int)
 _log = logging.getLogger(__name__)
 #: Ids per ``IN (...)`` list: far below SQLite's bound-parameter limit.
 BATCH = 500
-#: ``(agent, tier, node id, vector or None = removed)``: a commit's changes to the RAM indexes.
-VectorChange = tuple[str, str, str, np.ndarray | None]
+#: ``(agent, tier, node id, node rowid, vector or None = removed)``: a commit's changes to the RAM
+#: indexes (the rowid is the key of an ANN index).
+VectorChange = tuple[str, str, str, int, np.ndarray | None]
+#: One (agent, tier)'s RAM index: exact below ``EmbeddedVectorOptions.exact_below``, ANN above.
+AnyIndex = VectorIndex | AnnIndex
 
 
 def close_all(handles: Sequence[Any]) -> None:
@@ -43,17 +50,24 @@ def close_all(handles: Sequence[Any]) -> None:
             os.close(handle) if isinstance(handle, int) else handle.close()
 
 
-def chunks(items: Sequence[str], size: int = BATCH) -> list[Sequence[str]]:
+def chunks(items: Sequence[K], size: int = BATCH) -> list[Sequence[K]]:
     return [items[i : i + size] for i in range(0, len(items), size)]
 
 
 class EmbeddedCore(BaseStore[EmbeddedUnit]):
     """Connections, transactions, close and compact, shared by every room of the embedded store."""
 
-    def __init__(self, path: Path, dim: int | None, tmpdir: str | None) -> None:
+    def __init__(
+        self, path: Path, dim: int | None, tmpdir: str | None, vectors: EmbeddedVectorOptions | None = None
+    ) -> None:
         super().__init__(dim)
         self.path = path
         self._tmpdir = tmpdir
+        self._vopts = vectors or EmbeddedVectorOptions()
+        #: Where ANN graphs are cached (None: rebuilt in RAM at each open; a throw-away store's too).
+        self._ann_dir = ann_cache.cache_dir(path) if self._vopts.ann_cache and tmpdir is None else None
+        #: Agents whose cached graphs are known to be off the disk (removed before a write).
+        self._ann_dropped: set[str] = set()
         self._wlock = threading.Lock()
         self._idx_lock = threading.Lock()
         self._readers: list[sqlite3.Connection] = []
@@ -61,7 +75,7 @@ class EmbeddedCore(BaseStore[EmbeddedUnit]):
         self._reading = 0
         self._reads_done = threading.Condition()
         self._local = threading.local()
-        self._indexes: dict[tuple[str, str], VectorIndex] = {}
+        self._indexes: dict[tuple[str, str], AnyIndex] = {}
         self._locks: list[Any] = []
         self._writer = self._connect()
 
@@ -88,6 +102,7 @@ class EmbeddedCore(BaseStore[EmbeddedUnit]):
             self._closed = True  # no read starts after this
             self._reads_done.wait_for(lambda: self._reading == 0)
         with self._wlock:
+            self._save_ann_graphs()
             for conn in [*self._readers, self._writer]:
                 with contextlib.suppress(sqlite3.Error):
                     conn.close()
@@ -117,6 +132,32 @@ class EmbeddedCore(BaseStore[EmbeddedUnit]):
                 raise to_store_error(exc, self.path, "a checkpoint") from exc
         if busy:  # a reader outlasted the busy timeout: the WAL is truncated at the next checkpoint
             _log.warning("the WAL of %s could not be truncated: a read held it", self.path)
+
+    # ------------------------------------------------------------------ ANN cache files
+    def _save_ann_graphs(self) -> None:
+        """Write every ANN graph in RAM to the cache (under the write lock: no commit in flight).
+        A failure only costs a rebuild at the next open."""
+        if self._ann_dir is None:
+            return
+        with self._idx_lock:
+            graphs = [(key, idx) for key, idx in self._indexes.items() if isinstance(idx, AnnIndex)]
+        for (agent, tier), idx in graphs:
+            try:
+                if ann_cache.save(self._writer, self._ann_dir, agent, tier, idx, self._vopts):
+                    self._ann_dropped.discard(agent)
+            except (OSError, RuntimeError, sqlite3.Error) as exc:
+                _log.warning(
+                    "the ANN cache of %s could not be written (%s); it is rebuilt at the next open",
+                    self.path,
+                    exc,
+                )
+
+    def _drop_ann_files(self, agent: str) -> None:
+        """Before a write that may change ``agent``'s vectors: its cached graphs go (see ann_cache)."""
+        if self._ann_dir is None or agent in self._ann_dropped:
+            return
+        ann_cache.drop_agent(self._ann_dir, agent)
+        self._ann_dropped.add(agent)
 
     # ------------------------------------------------------------------ reads and writes
     def _reader(self) -> sqlite3.Connection:

@@ -1,7 +1,12 @@
-"""The embedded store's searches: exact numpy cosine, FTS5 BM25, and their relative-score fusion.
+"""The embedded store's searches: cosine (exact numpy, or an HNSW graph past a size), FTS5 BM25,
+and their relative-score fusion.
 
-A filtered vector search probes the best candidates against the filter in SQL and widens only
-while too few pass; a filter that admits few rows is scored exactly over those rows instead.
+An (agent, tier) with fewer than ``EmbeddedVectorOptions.exact_below`` vectors is searched exactly
+over a float32 matrix; a bigger one through an ANN graph (``ann_index``, loaded from its checked
+cache file or rebuilt from SQLite, ``ann_cache``). ANN hits are node rowids resolved through
+``nodes`` (agent, tier, not redacted), so a deleted node never comes back. A filtered vector search
+probes the best candidates against the filter in SQL and widens only while too few pass; a filter
+that admits few rows is scored exactly over those rows instead.
 """
 
 from __future__ import annotations
@@ -15,69 +20,117 @@ from ...model import Tier
 from ..filters import Filter
 from ..fusion import relative_score
 from ..protocol import Hit, hybrid_candidates
-from .core import EmbeddedCore, chunks
+from . import ann_cache
+from .ann_index import load_usearch
+from .core import AnyIndex, EmbeddedCore, chunks
 from .fts_query import quoted_terms, selective_match
 from .sql_filter import to_sql
-from .vectors import VectorIndex, top_k
-
-#: Vector candidates checked against a filter before falling back to an exact filtered scan.
-_FILTER_OVERFETCH = 8
-_FILTER_MIN_CANDIDATES = 200
-#: The first probe of a filtered vector search: this many times k candidates (at least the min).
-_FILTER_FIRST_FACTOR = 3
-_FILTER_FIRST_MIN = 30
+from .vector_codec import decode_many
+from .vectors import Scored, VectorIndex, top_k
 
 
 class EmbeddedSearch(EmbeddedCore):
     """``vector_search``, ``text_search`` and ``hybrid_search`` over SQLite and the RAM indexes."""
 
-    def _index(self, conn: sqlite3.Connection, agent: str, tier: str) -> VectorIndex | None:
+    def _index(self, conn: sqlite3.Connection, agent: str, tier: str) -> AnyIndex | None:
         key = (agent, tier)
         with self._idx_lock:
             idx = self._indexes.get(key)
             if idx is not None or self._dim is None:
                 return idx
-            rows = conn.execute(
-                "SELECT id, vec FROM vectors WHERE agent=? AND tier=?", (agent, tier)
-            ).fetchall()
-            matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(
-                len(rows), self._dim
-            )
-            idx = VectorIndex(self._dim, [r[0] for r in rows], matrix)
+            idx = self._load_index(conn, agent, tier, self._dim)
             self._indexes[key] = idx
             return idx
 
+    def _load_index(self, conn: sqlite3.Connection, agent: str, tier: str, dim: int) -> AnyIndex:
+        """Exact below ``exact_below`` rows (or without usearch); else the cached graph if it
+        matches SQLite, or one built from SQLite now (and cached)."""
+        o = self._vopts
+        n = ann_cache.fingerprint(conn, agent, tier)[0]
+        if n >= o.exact_below and n > 0 and load_usearch() is not None:
+            ann = ann_cache.load(conn, self._ann_dir, agent, tier, dim, o) if self._ann_dir else None
+            if ann is None:
+                ann = ann_cache.build(conn, agent, tier, dim, o)
+                if self._ann_dir is not None and ann_cache.save(conn, self._ann_dir, agent, tier, ann, o):
+                    self._ann_dropped.discard(agent)
+            return ann
+        rows = conn.execute(
+            "SELECT n.rowid, n.id, v.vec FROM nodes n JOIN vectors v ON v.node = n.rowid "
+            "WHERE n.agent=? AND n.tier=? AND n.redacted=0",
+            (agent, tier),
+        ).fetchall()
+        matrix = decode_many([r[2] for r in rows], dim)
+        return VectorIndex(dim, [r[1] for r in rows], matrix, [r[0] for r in rows])
+
+    def _ranked(
+        self, conn: sqlite3.Connection, agent: str, tier: str, idx: AnyIndex, query: np.ndarray, n: int
+    ) -> Scored:
+        """The n best (id, cosine) of the index, best first; ANN rowids resolved through ``nodes``."""
+        if isinstance(idx, VectorIndex):
+            return idx.search(query, n)
+        found = idx.search(query, n)
+        ids: dict[int, str] = {}
+        for part in chunks([k for k, _ in found]):
+            q = (
+                f"SELECT rowid, id FROM nodes WHERE rowid IN ({','.join('?' * len(part))}) "
+                "AND agent=? AND tier=? AND redacted=0"
+            )
+            ids.update(conn.execute(q, (*part, agent, tier)).fetchall())
+        return [(ids[k], s) for k, s in found if k in ids]
+
     def _vector_ids(
         self, conn: sqlite3.Connection, agent: str, tier: str, query: np.ndarray, k: int, flt: Filter | None
-    ) -> list[tuple[str, float]]:
+    ) -> Scored:
         idx = self._index(conn, agent, tier)
         if idx is None or len(idx) == 0:
             return []
-        scores, ids = idx.scores(query)
         if flt is None:
-            rows = top_k(scores, k)
-            return [(ids[r], float(scores[r])) for r in rows]
+            return self._ranked(conn, agent, tier, idx, query, k)
+        o = self._vopts
         where, params = to_sql(flt)
-        n_cand = min(len(ids), max(k * _FILTER_OVERFETCH, _FILTER_MIN_CANDIDATES))
-        rows = top_k(scores, n_cand)
+        size = len(idx)
+        n_cand = min(size, max(k * o.filter_overfetch, o.filter_min_candidates))
+        cands = self._ranked(conn, agent, tier, idx, query, n_cand)
         # Probe the best candidates first and widen only while too few pass: the filter (often a
         # JSON field) is evaluated for a few times k rows, not n_cand. Same hits: the admitted
-        # rows of a prefix of ``rows`` are a prefix of the admitted rows of ``rows``.
-        hits: list[tuple[str, float]] = []
-        done, upto = 0, min(n_cand, max(k * _FILTER_FIRST_FACTOR, _FILTER_FIRST_MIN))
-        while done < n_cand:
-            part = rows[done:upto]
-            allowed = self._allowed(conn, agent, tier, where, params, [ids[r] for r in part])
-            hits += [(ids[r], float(scores[r])) for r in part if ids[r] in allowed]
-            done, upto = upto, min(n_cand, upto * 4)
+        # rows of a prefix of ``cands`` are a prefix of the admitted rows of ``cands``.
+        hits: Scored = []
+        done, upto = 0, min(len(cands), max(k * o.filter_first_factor, o.filter_first_min))
+        while done < len(cands):
+            part = cands[done:upto]
+            allowed = self._allowed(conn, agent, tier, where, params, [i for i, _ in part])
+            hits += [(i, s) for i, s in part if i in allowed]
+            done, upto = upto, min(len(cands), upto * 4)
             if len(hits) >= k:
                 return hits[:k]
-        if n_cand == len(ids):
-            return hits
+        if isinstance(idx, VectorIndex) and n_cand == size:
+            return hits  # every row was a candidate
         # Selective filter: score exactly over the rows it admits.
-        q = f"SELECT n.id FROM nodes n WHERE n.agent=? AND n.tier=? AND n.redacted=0 AND {where}"
-        admitted = {r[0] for r in conn.execute(q, (agent, tier, *params))}
-        sub, sub_ids = idx.scores_within(query, admitted)
+        return self._exact_within(conn, agent, tier, idx, query, k, where, params)
+
+    def _exact_within(
+        self,
+        conn: sqlite3.Connection,
+        agent: str,
+        tier: str,
+        idx: AnyIndex,
+        query: np.ndarray,
+        k: int,
+        where: str,
+        params: list[Any],
+    ) -> Scored:
+        """Exact cosine over the rows a filter admits: from the RAM matrix when exact, else from
+        the ``vectors`` table (an ANN graph holds no matrix to score from)."""
+        base = "FROM nodes n {join} WHERE n.agent=? AND n.tier=? AND n.redacted=0 AND {where}"
+        if isinstance(idx, VectorIndex):
+            q = "SELECT n.id " + base.format(join="", where=where)
+            admitted = {r[0] for r in conn.execute(q, (agent, tier, *params))}
+            sub, sub_ids = idx.scores_within(query, admitted)
+        else:
+            q = "SELECT n.id, v.vec " + base.format(join="JOIN vectors v ON v.node = n.rowid", where=where)
+            rows = conn.execute(q, (agent, tier, *params)).fetchall()
+            sub_ids = [r[0] for r in rows]
+            sub = decode_many([r[1] for r in rows], idx.dim) @ query if rows else np.zeros(0, np.float32)
         return [(sub_ids[r], float(sub[r])) for r in top_k(sub, k)]
 
     @staticmethod
