@@ -214,7 +214,7 @@ async def test_deleted_and_redacted_nodes_never_come_back_from_the_graph(tmp_pat
     store = await EmbeddedStore.open(db, dim=DIM, vectors=ANN)  # from the cache file
     for i in (0, 30):
         assert gone.isdisjoint(await vector_ids(store, vecs[i], N))
-    assert len(await vector_ids(store, vecs[0], N)) == N - 50
+    assert N - 80 <= len(await vector_ids(store, vecs[0], N)) <= N - 50
     await store.close()
 
 
@@ -280,7 +280,8 @@ async def test_a_missing_stale_or_corrupt_cache_file_is_rebuilt_from_sqlite(
     got = await vector_ids(store, vecs[5], 3)
     assert builds.calls == 1
     if damage == "stale":
-        assert ids[5] not in got and len(await vector_ids(store, vecs[5], N)) == N - 1
+        everything = await vector_ids(store, vecs[5], N)  # an HNSW walk may miss a few of all rows
+        assert ids[5] not in got + everything and N - 30 <= len(everything) <= N - 1
     else:
         assert got[0] == ids[5]
     await store.close()
