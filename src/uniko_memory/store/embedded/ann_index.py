@@ -38,7 +38,7 @@ def load_usearch() -> Any | None:
             _warned = True
             _log.warning(
                 "usearch is not installed: the embedded store searches its vectors exactly at "
-                "every size (slower past ~20,000 rows a tier); install uniko-memory's dependencies"
+                "every size (slower past ~50,000 rows a tier); install uniko-memory's dependencies"
             )
         return None
     return usearch_index
@@ -95,6 +95,18 @@ class AnnIndex:
             self._g.expansion_search = max(self.options.ann_expansion_search, n)
             found = self._g.search(np.asarray(query, dtype=np.float32), n, threads=1)
             return [(int(k), 1.0 - float(d)) for k, d in zip(found.keys, found.distances, strict=True)]
+
+    def vectors(self, keys: list[int]) -> tuple[list[int], np.ndarray]:
+        """The graph's copies (float32) of the keys it holds, with those keys: what an exact
+        filtered scan scores without reading SQLite."""
+        if not keys:
+            return [], np.zeros((0, self.dim), dtype=np.float32)
+        with self._lock:
+            got = self._g.get(np.asarray(keys, dtype=np.uint64), dtype=np.float32)
+        pairs = [(k, v) for k, v in zip(keys, got, strict=True) if v is not None]
+        if not pairs:
+            return [], np.zeros((0, self.dim), dtype=np.float32)
+        return [k for k, _ in pairs], np.vstack([v for _, v in pairs])
 
     def keys(self) -> np.ndarray:
         with self._lock:

@@ -119,18 +119,15 @@ class EmbeddedSearch(EmbeddedCore):
         where: str,
         params: list[Any],
     ) -> Scored:
-        """Exact cosine over the rows a filter admits: from the RAM matrix when exact, else from
-        the ``vectors`` table (an ANN graph holds no matrix to score from)."""
-        base = "FROM nodes n {join} WHERE n.agent=? AND n.tier=? AND n.redacted=0 AND {where}"
+        """Exact cosine over the rows a filter admits: from the RAM matrix when exact, else from the
+        graph's own copies of their vectors (float16; no SQLite blob read)."""
+        q = f"SELECT n.rowid, n.id FROM nodes n WHERE n.agent=? AND n.tier=? AND n.redacted=0 AND {where}"
+        admitted = dict(conn.execute(q, (agent, tier, *params)).fetchall())
         if isinstance(idx, VectorIndex):
-            q = "SELECT n.id " + base.format(join="", where=where)
-            admitted = {r[0] for r in conn.execute(q, (agent, tier, *params))}
-            sub, sub_ids = idx.scores_within(query, admitted)
+            sub, sub_ids = idx.scores_within(query, set(admitted.values()))
         else:
-            q = "SELECT n.id, v.vec " + base.format(join="JOIN vectors v ON v.node = n.rowid", where=where)
-            rows = conn.execute(q, (agent, tier, *params)).fetchall()
-            sub_ids = [r[0] for r in rows]
-            sub = decode_many([r[1] for r in rows], idx.dim) @ query if rows else np.zeros(0, np.float32)
+            keys, vecs = idx.vectors(sorted(admitted))
+            sub, sub_ids = vecs @ query, [admitted[key] for key in keys]
         return [(sub_ids[r], float(sub[r])) for r in top_k(sub, k)]
 
     @staticmethod
