@@ -72,7 +72,8 @@ class EmbeddedSearch(EmbeddedCore):
         ids: dict[int, str] = {}
         for part in chunks([k for k, _ in found]):
             q = (
-                f"SELECT rowid, id FROM nodes WHERE rowid IN ({','.join('?' * len(part))}) "
+                # NOT INDEXED: by rowid, not through an (agent, ...) index the planner would scan.
+                f"SELECT rowid, id FROM nodes NOT INDEXED WHERE rowid IN ({','.join('?' * len(part))}) "
                 "AND agent=? AND tier=? AND redacted=0"
             )
             ids.update(conn.execute(q, (*part, agent, tier)).fetchall())
