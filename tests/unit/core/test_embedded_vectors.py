@@ -251,11 +251,24 @@ async def test_a_matching_cache_file_is_loaded_not_rebuilt(
     store = await EmbeddedStore.open(db, dim=DIM, vectors=ANN)
     assert await vector_ids(store, vecs[5], 1) == [ids[5]]
     assert builds.calls == 0
-    # The first write removes the agent's graph from the disk; close writes it back.
-    await fill(store, clustered(1, seed=11), start=N)
+    await store.close()  # nothing changed: the files are not rewritten
+    stamps = [p.stat().st_mtime_ns for p in graph_files(db)]
+    store = await EmbeddedStore.open(db, dim=DIM, vectors=ANN)
+    assert await vector_ids(store, vecs[6], 1) == [ids[6]]
+    await store.close()
+    assert [p.stat().st_mtime_ns for p in graph_files(db)] == stamps
+    store = await EmbeddedStore.open(db, dim=DIM, vectors=ANN)
+    # The first write loads the cached graph (no search yet), removes its files, keeps it in step;
+    # close writes it back: the next open needs no rebuild.
+    new = clustered(1, seed=11)
+    new_id = (await fill(store, new, start=N))[0]
     assert graph_files(db) == []
     await store.close()
     assert len(graph_files(db)) == 2
+    store = await EmbeddedStore.open(db, dim=DIM, vectors=ANN)
+    assert await vector_ids(store, new[0], 1) == [new_id]
+    assert builds.calls == 0
+    await store.close()
 
 
 @pytest.mark.parametrize("damage", ["missing", "stale", "corrupt", "other_shape"])

@@ -124,6 +124,22 @@ def save(
     return True
 
 
+def exists(directory: Path, agent: str, tier: str) -> bool:
+    return all(p.is_file() for p in _paths(directory, agent, tier))
+
+
+def cached_tiers(directory: Path, agent: str) -> list[str]:
+    """The tiers of ``agent`` with a graph file in the cache."""
+    if not directory.is_dir():
+        return []
+    prefix = hashlib.sha256(agent.encode()).hexdigest()[:24] + "."
+    return sorted(
+        p.name[len(prefix) : -len(".usearch")]
+        for p in directory.iterdir()
+        if p.name.startswith(prefix) and p.name.endswith(".usearch")
+    )
+
+
 def drop_agent(directory: Path, agent: str) -> None:
     """Remove every cached graph of ``agent`` (all tiers)."""
     if not directory.is_dir():

@@ -24,10 +24,11 @@ import numpy as np
 from ...model import Node, node_class
 from ..base import BaseStore
 from . import ann_cache
-from .ann_index import AnnIndex
+from .ann_index import AnnIndex, load_usearch
 from .schema import configure
 from .sqlite_errors import to_store_error
 from .unit import EmbeddedUnit
+from .vector_codec import decode_many
 from .vector_options import EmbeddedVectorOptions
 from .vectors import VectorIndex
 
@@ -135,13 +136,15 @@ class EmbeddedCore(BaseStore[EmbeddedUnit]):
 
     # ------------------------------------------------------------------ ANN cache files
     def _save_ann_graphs(self) -> None:
-        """Write every ANN graph in RAM to the cache (under the write lock: no commit in flight).
-        A failure only costs a rebuild at the next open."""
+        """Write the ANN graphs in RAM whose files are gone (a write changed the agent) or missing,
+        under the write lock (no commit in flight). A failure only costs a rebuild at the next open."""
         if self._ann_dir is None:
             return
         with self._idx_lock:
             graphs = [(key, idx) for key, idx in self._indexes.items() if isinstance(idx, AnnIndex)]
         for (agent, tier), idx in graphs:
+            if agent not in self._ann_dropped and ann_cache.exists(self._ann_dir, agent, tier):
+                continue  # unchanged since it was loaded or built and saved
             try:
                 if ann_cache.save(self._writer, self._ann_dir, agent, tier, idx, self._vopts):
                     self._ann_dropped.discard(agent)
@@ -152,12 +155,46 @@ class EmbeddedCore(BaseStore[EmbeddedUnit]):
                     exc,
                 )
 
-    def _drop_ann_files(self, agent: str) -> None:
-        """Before a write that may change ``agent``'s vectors: its cached graphs go (see ann_cache)."""
+    def _drop_ann_files(self, conn: sqlite3.Connection, agent: str) -> None:
+        """At the start of a write that may change ``agent``'s vectors (inside its transaction, so
+        SQLite still matches the files): graphs cached on disk but not loaded are loaded first (the
+        write then keeps them in step and close saves them: no rebuild), then the files go."""
         if self._ann_dir is None or agent in self._ann_dropped:
             return
+        for tier in ann_cache.cached_tiers(self._ann_dir, agent):
+            self._index(conn, agent, tier)
         ann_cache.drop_agent(self._ann_dir, agent)
         self._ann_dropped.add(agent)
+
+    def _index(self, conn: sqlite3.Connection, agent: str, tier: str) -> AnyIndex | None:
+        key = (agent, tier)
+        with self._idx_lock:
+            idx = self._indexes.get(key)
+            if idx is not None or self._dim is None:
+                return idx
+            idx = self._load_index(conn, agent, tier, self._dim)
+            self._indexes[key] = idx
+            return idx
+
+    def _load_index(self, conn: sqlite3.Connection, agent: str, tier: str, dim: int) -> AnyIndex:
+        """Exact below ``exact_below`` rows (or without usearch); else the cached graph if it
+        matches SQLite, or one built from SQLite now (and cached)."""
+        o = self._vopts
+        n = ann_cache.fingerprint(conn, agent, tier)[0]
+        if n >= o.exact_below and n > 0 and load_usearch() is not None:
+            ann = ann_cache.load(conn, self._ann_dir, agent, tier, dim, o) if self._ann_dir else None
+            if ann is None:
+                ann = ann_cache.build(conn, agent, tier, dim, o)
+                if self._ann_dir is not None and ann_cache.save(conn, self._ann_dir, agent, tier, ann, o):
+                    self._ann_dropped.discard(agent)
+            return ann
+        rows = conn.execute(
+            "SELECT n.rowid, n.id, v.vec FROM nodes n JOIN vectors v ON v.node = n.rowid "
+            "WHERE n.agent=? AND n.tier=? AND n.redacted=0",
+            (agent, tier),
+        ).fetchall()
+        matrix = decode_many([r[2] for r in rows], dim)
+        return VectorIndex(dim, [r[1] for r in rows], matrix, [r[0] for r in rows])
 
     # ------------------------------------------------------------------ reads and writes
     def _reader(self) -> sqlite3.Connection:

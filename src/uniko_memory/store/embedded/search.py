@@ -20,47 +20,14 @@ from ...model import Tier
 from ..filters import Filter
 from ..fusion import relative_score
 from ..protocol import Hit, hybrid_candidates
-from . import ann_cache
-from .ann_index import load_usearch
 from .core import AnyIndex, EmbeddedCore, chunks
 from .fts_query import quoted_terms, selective_match
 from .sql_filter import to_sql
-from .vector_codec import decode_many
 from .vectors import Scored, VectorIndex, top_k
 
 
 class EmbeddedSearch(EmbeddedCore):
     """``vector_search``, ``text_search`` and ``hybrid_search`` over SQLite and the RAM indexes."""
-
-    def _index(self, conn: sqlite3.Connection, agent: str, tier: str) -> AnyIndex | None:
-        key = (agent, tier)
-        with self._idx_lock:
-            idx = self._indexes.get(key)
-            if idx is not None or self._dim is None:
-                return idx
-            idx = self._load_index(conn, agent, tier, self._dim)
-            self._indexes[key] = idx
-            return idx
-
-    def _load_index(self, conn: sqlite3.Connection, agent: str, tier: str, dim: int) -> AnyIndex:
-        """Exact below ``exact_below`` rows (or without usearch); else the cached graph if it
-        matches SQLite, or one built from SQLite now (and cached)."""
-        o = self._vopts
-        n = ann_cache.fingerprint(conn, agent, tier)[0]
-        if n >= o.exact_below and n > 0 and load_usearch() is not None:
-            ann = ann_cache.load(conn, self._ann_dir, agent, tier, dim, o) if self._ann_dir else None
-            if ann is None:
-                ann = ann_cache.build(conn, agent, tier, dim, o)
-                if self._ann_dir is not None and ann_cache.save(conn, self._ann_dir, agent, tier, ann, o):
-                    self._ann_dropped.discard(agent)
-            return ann
-        rows = conn.execute(
-            "SELECT n.rowid, n.id, v.vec FROM nodes n JOIN vectors v ON v.node = n.rowid "
-            "WHERE n.agent=? AND n.tier=? AND n.redacted=0",
-            (agent, tier),
-        ).fetchall()
-        matrix = decode_many([r[2] for r in rows], dim)
-        return VectorIndex(dim, [r[1] for r in rows], matrix, [r[0] for r in rows])
 
     def _ranked(
         self, conn: sqlite3.Connection, agent: str, tier: str, idx: AnyIndex, query: np.ndarray, n: int

@@ -36,6 +36,7 @@ class EmbeddedWrites(EmbeddedCore):
         new_dim = u.dim if self._dim is None else None
 
         def apply(conn: sqlite3.Connection) -> None:
+            self._drop_ann_files(conn, u.agent)
             if new_dim is not None:
                 conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('dim', ?)", (str(new_dim),))
             for op in u.ops:
@@ -62,7 +63,6 @@ class EmbeddedWrites(EmbeddedCore):
                         "INSERT OR IGNORE INTO blobs(sha256, data) VALUES(?, ?)", (op.sha256, op.data)
                     )
 
-        self._drop_ann_files(u.agent)
         await self._write(apply)
         if new_dim is not None:
             self._dim = new_dim
@@ -188,9 +188,9 @@ class EmbeddedWrites(EmbeddedCore):
         changes: list[VectorChange] = []
 
         def apply(conn: sqlite3.Connection) -> int:
+            self._drop_ann_files(conn, agent)
             return sum(self._delete_node(conn, agent, i, changes) for i in node_ids)
 
-        self._drop_ann_files(agent)
         n = await self._write(apply)
         self._apply_vector_changes(changes)
         if n:
@@ -201,11 +201,11 @@ class EmbeddedWrites(EmbeddedCore):
         changes: list[VectorChange] = []
 
         def apply(conn: sqlite3.Connection) -> int:
+            self._drop_ann_files(conn, agent)
             for node in nodes.values():
                 self._put_node(conn, node.redacted_copy(), changes)
             return len(nodes)
 
-        self._drop_ann_files(agent)
         n = await self._write(apply)
         self._apply_vector_changes(changes)
         self._bump(agent)
