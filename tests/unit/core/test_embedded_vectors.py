@@ -356,3 +356,23 @@ def test_vector_options_are_validated() -> None:
     ):
         with pytest.raises(ValidationError):
             EmbeddedVectorOptions.model_validate(bad)
+
+
+async def test_an_ann_filtered_search_widens_the_graph_search_before_an_exact_scan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    narrow = EmbeddedVectorOptions(exact_below=0, filter_overfetch=1, filter_min_candidates=20)
+    store = await EmbeddedStore.open(tmp_path / "w.db", dim=DIM, vectors=narrow)
+    vecs = clustered()
+    ids = await fill(store, vecs)
+    by_id = dict(zip(ids, vecs, strict=True))
+    scans = []
+    real = EmbeddedStore._exact_within
+    monkeypatch.setattr(EmbeddedStore, "_exact_within", lambda self, *a: scans.append(1) or real(self, *a))
+    members = [i for n, i in enumerate(ids) if n % 5 == 3]
+    got = await vector_ids(store, vecs[3], 10, filter=Eq("session", ses(AGENT, 3)))
+    want = sorted(members, key=lambda i: -float(by_id[i] @ vecs[3]))[:10]
+    assert scans == []  # 20 candidates admitted ~4: the second, wider graph search found 10
+    assert len(got) == 10 and set(got) <= set(members) and got[0] == ids[3]
+    assert len(set(got) & set(want)) >= 8
+    await store.close()

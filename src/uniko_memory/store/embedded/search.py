@@ -11,6 +11,7 @@ that admits few rows is scored exactly over those rows instead.
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from typing import Any
 
@@ -71,10 +72,40 @@ class EmbeddedSearch(EmbeddedCore):
             done, upto = upto, min(len(cands), upto * 4)
             if len(hits) >= k:
                 return hits[:k]
-        if isinstance(idx, VectorIndex) and n_cand == size:
-            return hits  # every row was a candidate
+        if isinstance(idx, VectorIndex):
+            if n_cand == size:
+                return hits  # every row was a candidate
+        elif hits:
+            wider = self._widened(conn, agent, tier, idx, query, k, len(cands), len(hits), where, params)
+            if len(wider) >= k:
+                return wider[:k]
         # Selective filter: score exactly over the rows it admits.
         return self._exact_within(conn, agent, tier, idx, query, k, where, params)
+
+    def _widened(
+        self,
+        conn: sqlite3.Connection,
+        agent: str,
+        tier: str,
+        idx: AnyIndex,
+        query: np.ndarray,
+        k: int,
+        seen: int,
+        passed: int,
+        where: str,
+        params: list[Any],
+    ) -> Scored:
+        """An ANN tier's second filtered try: a graph search as wide as the share of candidates
+        that passed says k needs (capped), probed again; [] when that is no wider than the first."""
+        o = self._vopts
+        want = min(
+            len(idx), o.filter_ann_max_candidates, math.ceil(seen * k / passed * o.filter_ann_widen_margin)
+        )
+        if want <= seen:
+            return []
+        cands = self._ranked(conn, agent, tier, idx, query, want)
+        allowed = self._allowed(conn, agent, tier, where, params, [i for i, _ in cands])
+        return [(i, s) for i, s in cands if i in allowed]
 
     def _exact_within(
         self,
