@@ -7,6 +7,8 @@ matches SQLite now and the graph holds that many keys; anything else (missing, s
 another shape) rebuilds it from the ``vectors`` table, streamed in batches (no full matrix in RAM).
 An agent's files are removed before the first write that may change its vectors (``drop_agent``):
 a saved graph can then only describe committed data, and a forgotten vector leaves the disk with it.
+A graph that forgot a node (delete, redact) is not saved again: usearch keeps a removed vector's
+bytes in the file, so the next open rebuilds it from SQLite (whose freed pages are zeroed).
 """
 
 from __future__ import annotations

@@ -55,6 +55,9 @@ class AnnIndex:
             raise RuntimeError("usearch is not installed")
         self.dim = dim
         self.options = options
+        #: A deleted or redacted node's vector left the graph: usearch keeps a removed vector's
+        #: bytes in its slot (and in a saved file), so this graph is never saved (see ann_cache).
+        self.forgot = False
         self._lock = threading.RLock()
         self._g = graph or mod.Index(
             ndim=dim,
@@ -86,6 +89,7 @@ class AnnIndex:
         with self._lock:
             if key in self._g:
                 self._g.remove(key)
+                self.forgot = True
 
     def search(self, query: np.ndarray, n: int) -> KeyScores:
         """Up to n (rowid, cosine) pairs, best first; the graph is searched with ef >= n."""

@@ -137,7 +137,8 @@ class EmbeddedCore(BaseStore[EmbeddedUnit]):
     # ------------------------------------------------------------------ ANN cache files
     def _save_ann_graphs(self) -> None:
         """Write the ANN graphs in RAM whose files are gone (a write changed the agent) or missing,
-        under the write lock (no commit in flight). A failure only costs a rebuild at the next open."""
+        under the write lock (no commit in flight); not one that forgot a node (its removed vector
+        would reach the disk). A failure only costs a rebuild at the next open."""
         if self._ann_dir is None:
             return
         with self._idx_lock:
@@ -145,6 +146,8 @@ class EmbeddedCore(BaseStore[EmbeddedUnit]):
         for (agent, tier), idx in graphs:
             if agent not in self._ann_dropped and ann_cache.exists(self._ann_dir, agent, tier):
                 continue  # unchanged since it was loaded or built and saved
+            if idx.forgot:
+                continue  # it still holds a forgotten vector's bytes: rebuilt from SQLite instead
             try:
                 if ann_cache.save(self._writer, self._ann_dir, agent, tier, idx, self._vopts):
                     self._ann_dropped.discard(agent)
