@@ -379,3 +379,18 @@ async def test_an_ann_filtered_search_widens_the_graph_search_before_an_exact_sc
     assert len(got) == 10 and set(got) <= set(members) and got[0] == ids[3]
     assert len(set(got) & set(want)) >= 8
     await store.close()
+
+
+async def test_a_cache_that_cannot_be_written_costs_only_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    db = tmp_path / "ro.db"
+    ann_cache.cache_dir(db).write_text("a file where the cache directory would go")
+    caplog.set_level(logging.WARNING)
+    store = await EmbeddedStore.open(db, dim=DIM, vectors=ANN)
+    vecs = clustered(50)
+    ids = await fill(store, vecs)
+    assert await vector_ids(store, vecs[7], 1) == [ids[7]]
+    await fill(store, clustered(1, seed=5), start=50)
+    await store.close()
+    assert any("could not be written" in r.getMessage() for r in caplog.records)

@@ -148,15 +148,21 @@ class EmbeddedCore(BaseStore[EmbeddedUnit]):
                 continue  # unchanged since it was loaded or built and saved
             if idx.forgot:
                 continue  # it still holds a forgotten vector's bytes: rebuilt from SQLite instead
-            try:
-                if ann_cache.save(self._writer, self._ann_dir, agent, tier, idx, self._vopts):
-                    self._ann_dropped.discard(agent)
-            except (OSError, RuntimeError, sqlite3.Error) as exc:
-                _log.warning(
-                    "the ANN cache of %s could not be written (%s); it is rebuilt at the next open",
-                    self.path,
-                    exc,
-                )
+            self._save_graph(self._writer, agent, tier, idx)
+
+    def _save_graph(self, conn: sqlite3.Connection, agent: str, tier: str, idx: AnnIndex) -> None:
+        """Cache one graph; a failure (a read-only directory, a full disk) is only logged."""
+        if self._ann_dir is None:
+            return
+        try:
+            if ann_cache.save(conn, self._ann_dir, agent, tier, idx, self._vopts):
+                self._ann_dropped.discard(agent)
+        except (OSError, RuntimeError, sqlite3.Error) as exc:
+            _log.warning(
+                "the ANN cache of %s could not be written (%s); it is rebuilt at the next open",
+                self.path,
+                exc,
+            )
 
     def _drop_ann_files(self, conn: sqlite3.Connection, agent: str) -> None:
         """At the start of a write that may change ``agent``'s vectors (inside its transaction, so
@@ -188,8 +194,7 @@ class EmbeddedCore(BaseStore[EmbeddedUnit]):
             ann = ann_cache.load(conn, self._ann_dir, agent, tier, dim, o) if self._ann_dir else None
             if ann is None:
                 ann = ann_cache.build(conn, agent, tier, dim, o)
-                if self._ann_dir is not None and ann_cache.save(conn, self._ann_dir, agent, tier, ann, o):
-                    self._ann_dropped.discard(agent)
+                self._save_graph(conn, agent, tier, ann)
             return ann
         rows = conn.execute(
             "SELECT n.rowid, n.id, v.vec FROM nodes n JOIN vectors v ON v.node = n.rowid "
