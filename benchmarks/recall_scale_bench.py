@@ -403,6 +403,15 @@ def prepare_store(args: argparse.Namespace) -> tuple[Path, dict[str, Any] | None
     return store, old if store.exists() else None
 
 
+def config_of(args: argparse.Namespace) -> Any:
+    """The default configuration, with ``--exact-below`` (the embedded store's ANN switch) if given."""
+    from uniko_memory.config import UnikoConfig
+
+    if args.exact_below is None:
+        return UnikoConfig()
+    return UnikoConfig.build({"store": {"embedded_vectors": {"exact_below": args.exact_below}}})
+
+
 async def run(args: argparse.Namespace, store: Path, old: dict[str, Any] | None) -> dict[str, Any]:
     from uniko_memory import Uniko
 
@@ -417,7 +426,7 @@ async def run(args: argparse.Namespace, store: Path, old: dict[str, Any] | None)
     manifest = manifest_path(store)
 
     t_open = time.perf_counter()
-    uni = await Uniko.open(store)
+    uni = await Uniko.open(store, config_of(args))
     uni.nlp.analyze(["Warm-up sentence for Priya in Lisbon."])
     await uni.kb.embedder.embed_documents(["warm-up"])
     open_s = time.perf_counter() - t_open
@@ -528,6 +537,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeats", type=int, default=1, help="times each question is asked")
     p.add_argument("--budget", type=int, default=1000, help="token budget")
     p.add_argument("--seed", type=int, default=7)
+    p.add_argument(
+        "--exact-below",
+        type=int,
+        default=None,
+        help="vectors a tier from which the embedded store searches an HNSW graph (default: the config's)",
+    )
     p.add_argument("--json", type=Path, help="write the figures (and every question's row) here")
     args = p.parse_args(argv)
     if args.turns < 2 or args.sessions_of < 2 or not 2 <= args.speakers <= len(NAMES) - 1:

@@ -3,6 +3,13 @@
 Run: ``uv run python benchmarks/store_bench.py [--n 100000] [--queries 200]``. Prints a Markdown table.
 Vectors are clustered (2,000 centres, cos(member, centre) ~ 0.74) and texts are Zipf draws from a
 synthetic 20k vocabulary, as in models-and-stores.md §7.2. Not a timed test: figures go to BENCHMARKS.md.
+
+Vector search is exact below ``--exact-below`` rows (``EmbeddedVectorOptions.exact_below``) and an
+HNSW graph above it (``--ef``, ``--m``): ``index_first_search_ms`` is its build (or the exact
+matrix's load) on the first search, ``index_reopen_ms`` the first search after a reopen (the graph
+from its cache file), ``vector_recall_at_20`` the share of the exact top 20 (numpy over the same
+float16-rounded vectors) the store's vector search returns. ``--exact-below 1000000000`` measures
+the exact path at any size.
 """
 
 from __future__ import annotations
@@ -21,9 +28,10 @@ import numpy as np
 
 from uniko_memory.model import Message, Tier
 from uniko_memory.store import Eq
-from uniko_memory.store.embedded import EmbeddedStore
+from uniko_memory.store.embedded import EmbeddedStore, EmbeddedVectorOptions
 
 DIM = 384
+K = 20
 
 
 def make_corpus(n: int, seed: int = 42) -> tuple[list[str], np.ndarray, list[str]]:
@@ -71,10 +79,23 @@ def pct(values: list[float], q: float) -> float:
     return float(np.percentile(np.asarray(values), q))
 
 
-async def run(n: int, n_queries: int, workdir: Path) -> dict[str, float]:
+def rss_now_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def exact_top(stored: np.ndarray, ids: list[str], q: np.ndarray) -> set[str]:
+    scores = stored @ (q / np.linalg.norm(q))
+    return {ids[r] for r in np.argpartition(-scores, K)[:K]}
+
+
+async def run(n: int, n_queries: int, workdir: Path, options: EmbeddedVectorOptions) -> dict[str, float]:
     texts, vecs, queries = make_corpus(n)
     base = datetime(2024, 1, 1, tzinfo=UTC)
-    store = await EmbeddedStore.open(workdir / "bench.db", dim=DIM)
+    db = workdir / "bench.db"
+    store = await EmbeddedStore.open(db, dim=DIM, vectors=options)
     t0 = time.perf_counter()
     batch = 1000
     for start in range(0, n, batch):
@@ -109,8 +130,14 @@ async def run(n: int, n_queries: int, workdir: Path) -> dict[str, float]:
         return out
 
     t = time.perf_counter()
-    await store.vector_search("bench", Tier.MESSAGE, qvecs[0], k=20)  # lazy matrix load
+    await store.vector_search("bench", Tier.MESSAGE, qvecs[0], k=20)  # lazy matrix load / graph build
     load_ms = (time.perf_counter() - t) * 1000
+    rss_index = rss_now_mb()
+    await store.close()
+    store = await EmbeddedStore.open(db, dim=DIM, vectors=options)
+    t = time.perf_counter()
+    await store.vector_search("bench", Tier.MESSAGE, qvecs[0], k=20)  # the graph from its cache file
+    reopen_ms = (time.perf_counter() - t) * 1000
     hybrid = await timed(False)
     filtered = await timed(True)
     vec_only = []
@@ -118,19 +145,34 @@ async def run(n: int, n_queries: int, workdir: Path) -> dict[str, float]:
         t = time.perf_counter()
         await store.vector_search("bench", Tier.MESSAGE, qvecs[qi], k=20)
         vec_only.append((time.perf_counter() - t) * 1000)
+    # Recall against exact search over what the store holds (float16-rounded when stored so).
+    stored = np.concatenate([vecs, vecs[:200]])
+    if options.storage == "float16":
+        stored = stored.astype(np.float16).astype(np.float32)
+    all_ids = [f"m{i}" for i in range(n + 200)]
+    recall = []
+    for qi in range(min(n_queries, 100)):
+        got = await store.vector_search("bench", Tier.MESSAGE, qvecs[qi], k=K)
+        want = exact_top(stored, all_ids, qvecs[qi])
+        recall.append(len({h.id for h in got} & want) / K)
+    del stored
     bm25 = []
     for qi in range(n_queries):
         t = time.perf_counter()
         await store.text_search("bench", Tier.MESSAGE, queries[qi], k=20)
         bm25.append((time.perf_counter() - t) * 1000)
+    rss_end = rss_now_mb()
     await store.close()
     disk = _disk_mb(workdir)
+    rows = n + 200
     return {
         "n": n,
         "insert_rows_per_s": n / insert_s,
         "single_unit_p50_ms": statistics.median(single),
         "single_unit_p95_ms": pct(single, 95),
-        "matrix_load_ms": load_ms,
+        "index_first_search_ms": load_ms,
+        "index_reopen_ms": reopen_ms,
+        "vector_recall_at_20": float(np.mean(recall)),
         "vector_p50_ms": statistics.median(vec_only),
         "vector_p95_ms": pct(vec_only, 95),
         "bm25_p50_ms": statistics.median(bm25),
@@ -139,8 +181,14 @@ async def run(n: int, n_queries: int, workdir: Path) -> dict[str, float]:
         "hybrid_p95_ms": pct(hybrid, 95),
         "filtered_hybrid_p50_ms": statistics.median(filtered),
         "filtered_hybrid_p95_ms": pct(filtered, 95),
+        "rss_after_index_mb": rss_index,
+        "rss_end_mb": rss_end,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "disk_mb": disk,
+        "db_bytes_per_row": (db.stat().st_size) / rows,
+        "graph_cache_mb": sum(p.stat().st_size for p in (workdir / "bench.db.vidx").glob("*")) / 1e6
+        if (workdir / "bench.db.vidx").is_dir()
+        else 0.0,
     }
 
 
@@ -148,14 +196,29 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--n", type=int, default=100_000)
     ap.add_argument("--queries", type=int, default=200)
+    defaults = EmbeddedVectorOptions()
+    ap.add_argument(
+        "--exact-below", type=int, default=defaults.exact_below, help="rows a tier from which ANN"
+    )
+    ap.add_argument("--ef", type=int, default=defaults.ann_expansion_search, help="ANN search candidates")
+    ap.add_argument("--m", type=int, default=defaults.ann_connectivity, help="ANN graph degree")
+    ap.add_argument("--storage", choices=["float16", "float32"], default=defaults.storage)
     args = ap.parse_args()
+    options = EmbeddedVectorOptions(
+        exact_below=args.exact_below,
+        ann_expansion_search=args.ef,
+        ann_connectivity=args.m,
+        storage=args.storage,
+    )
     with tempfile.TemporaryDirectory() as tmp:
-        r = asyncio.run(run(args.n, args.queries, Path(tmp)))
+        r = asyncio.run(run(args.n, args.queries, Path(tmp), options))
     print(
         f"Embedded store benchmark — {platform.processor() or platform.machine()}, {datetime.now(UTC):%Y-%m-%d}"
     )
     print(
-        f"records: {r['n']:,} × {DIM}-d, hybrid top-20 (alpha 0.5), {args.queries} queries after 10 warm-up\n"
+        f"records: {r['n']:,} × {DIM}-d, hybrid top-20 (alpha 0.5), {args.queries} queries after 10 warm-up; "
+        f"vectors {options.storage}, exact below {options.exact_below:,}, ef {options.ann_expansion_search}, "
+        f"M {options.ann_connectivity}\n"
     )
     print("| metric | value |\n|---|---|")
     for k, v in r.items():

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .errors import ConfigError
 from .security.patterns import check_extra_patterns
+from .store.embedded.vector_options import EmbeddedVectorOptions
 
 
 class _Group(BaseModel):
@@ -29,6 +30,8 @@ class StoreConfig(_Group):
     backend: Literal["embedded", "weaviate"] = "embedded"
     #: Weaviate collection name prefix (one collection per tier).
     collection_prefix: str = "Uniko"
+    #: The embedded store's vector format, exact/ANN switch and ANN tuning (see the class).
+    embedded_vectors: EmbeddedVectorOptions = Field(default_factory=EmbeddedVectorOptions)
 
 
 class ModelConfig(_Group):

@@ -91,7 +91,8 @@ class KnowledgeBase:
         cfg = config or UnikoConfig()
         if cfg.store.backend != "embedded":
             raise ConfigError("KnowledgeBase.open(path) is the embedded store; use from_store() for others")
-        store = await EmbeddedStore.open(path, dim=embedder.dim if embedder is not None else None)
+        dim = embedder.dim if embedder is not None else None
+        store = await EmbeddedStore.open(path, dim=dim, vectors=cfg.store.embedded_vectors)
         return await cls.from_store(store, cfg, embedder=embedder)
 
     @classmethod
@@ -99,8 +100,10 @@ class KnowledgeBase:
         cls, config: UnikoConfig | None = None, *, embedder: _EmbedderLike | None = None
     ) -> KnowledgeBase:
         """A throw-away embedded knowledge base (a temporary file removed on close)."""
-        store = await EmbeddedStore.in_memory(dim=embedder.dim if embedder is not None else None)
-        return await cls.from_store(store, config or UnikoConfig(), embedder=embedder)
+        cfg = config or UnikoConfig()
+        dim = embedder.dim if embedder is not None else None
+        store = await EmbeddedStore.in_memory(dim=dim, vectors=cfg.store.embedded_vectors)
+        return await cls.from_store(store, cfg, embedder=embedder)
 
     @classmethod
     async def from_store(

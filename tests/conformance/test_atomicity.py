@@ -9,6 +9,7 @@ import pytest
 from uniko_memory.model import Edge, EdgeType, Tier, content_hash
 from uniko_memory.store.protocol import Store
 
+from .conftest import VECTOR_ATOL
 from .corpus import AGENT, entity, message, unit
 
 
@@ -52,7 +53,7 @@ async def test_exception_discards_every_kind_of_write(store: Store) -> None:
     assert [h.id for h in await store.text_search(AGENT, Tier.MESSAGE, "survives")] == [keep.id]
     vecs = await store.get_vectors(AGENT, [keep.id, new.id])
     assert set(vecs) == {keep.id}
-    assert vecs[keep.id].tolist() == pytest.approx(unit([1, 0, 0, 0, 0, 0, 0, 0]).tolist(), abs=1e-5)
+    assert vecs[keep.id].tolist() == pytest.approx(unit([1, 0, 0, 0, 0, 0, 0, 0]).tolist(), abs=VECTOR_ATOL)
     edges = await store.neighbors(AGENT, [keep.id])
     assert edges == [Edge(type=EdgeType.MENTIONS, src=keep.id, dst=keep_ent.id, props={"count": 1})]
     assert store.generation(AGENT) == g, "a rolled-back unit must not move the generation"

@@ -14,6 +14,7 @@ from uniko_memory.model import Edge, EdgeType, Message, Tier, content_hash
 from uniko_memory.store.filters import And, Eq, In, Or, Range
 from uniko_memory.store.protocol import Store
 
+from .conftest import VECTOR_ATOL
 from .corpus import AGENT, QUOKKA, N, corpus_vectors, ids, load_corpus, message, unit
 
 
@@ -63,7 +64,7 @@ async def test_bad_vector_on_set_vector(store: Store, corpus, kind: str) -> None
             u.set_vector(msgs[0].id, Tier.MESSAGE, BAD_VECTORS[kind])
     assert await store.get(AGENT, message(AGENT, "sv", "x").id) is None
     got = await store.get_vectors(AGENT, [msgs[0].id])
-    np.testing.assert_allclose(got[msgs[0].id], vecs[0], atol=1e-5)
+    np.testing.assert_allclose(got[msgs[0].id], vecs[0], atol=VECTOR_ATOL)
     await _intact(store, msgs, vecs)
 
 

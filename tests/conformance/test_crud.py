@@ -12,7 +12,7 @@ from uniko_memory.model import Edge, EdgeType, Entity, Fact, Message, Observatio
 from uniko_memory.store.filters import Eq
 from uniko_memory.store.protocol import Store, UnitOfWork
 
-from .conftest import DIM
+from .conftest import DIM, VECTOR_ATOL
 from .corpus import (
     AGENT,
     OTHER,
@@ -160,12 +160,12 @@ async def test_set_vector_and_get_vectors(store: Store) -> None:
     assert set(got) == {msgs[0].id, msgs[1].id}  # msgs[2] has no vector
     for i in range(2):
         assert got[msgs[i].id].shape == (DIM,)
-        np.testing.assert_allclose(got[msgs[i].id], vecs[i], atol=1e-5)
+        np.testing.assert_allclose(got[msgs[i].id], vecs[i], atol=VECTOR_ATOL)
     # Replacing a vector: the search reflects the new one.
     async with store.unit(AGENT) as u:
         u.set_vector(msgs[0].id, Tier.MESSAGE, vecs[2])
     got = await store.get_vectors(AGENT, [msgs[0].id])
-    np.testing.assert_allclose(got[msgs[0].id], vecs[2], atol=1e-5)
+    np.testing.assert_allclose(got[msgs[0].id], vecs[2], atol=VECTOR_ATOL)
     hits = await store.vector_search(AGENT, Tier.MESSAGE, vecs[2], k=1)
     assert hits[0].id == msgs[0].id  # tie at 1.0 with nobody: msgs[2] has no vector
     assert await store.get_vectors(AGENT, []) == {}

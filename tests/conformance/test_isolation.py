@@ -9,6 +9,7 @@ from uniko_memory.model import Edge, EdgeType, Message, Tier, Viewer
 from uniko_memory.store.filters import Eq, all_of, visible_to
 from uniko_memory.store.protocol import Store
 
+from .conftest import VECTOR_ATOL
 from .corpus import AGENT, OTHER, corpus_vectors, entity, ids, load_corpus, message, ses
 
 
@@ -59,8 +60,8 @@ async def test_same_literal_id_in_two_agents_is_two_nodes(store: Store) -> None:
     assert await store.get(OTHER, shared_id) == b
     va = await store.get_vectors(AGENT, [shared_id])
     vb = await store.get_vectors(OTHER, [shared_id])
-    assert va[shared_id].tolist() == pytest.approx(vecs[0].tolist(), abs=1e-5)
-    assert vb[shared_id].tolist() == pytest.approx(vecs[1].tolist(), abs=1e-5)
+    assert va[shared_id].tolist() == pytest.approx(vecs[0].tolist(), abs=VECTOR_ATOL)
+    assert vb[shared_id].tolist() == pytest.approx(vecs[1].tolist(), abs=VECTOR_ATOL)
     assert ids(await store.text_search(AGENT, Tier.MESSAGE, "narwhal")) == []
     assert ids(await store.text_search(OTHER, Tier.MESSAGE, "walrus")) == []
     assert [e.props for e in await store.neighbors(AGENT, [shared_id])] == [{"agent": "a"}]

@@ -7,7 +7,7 @@ import pytest
 from uniko_memory.model import Direction, Edge, EdgeType, Tier, content_hash
 from uniko_memory.store.protocol import Store
 
-from .conftest import StoreHarness
+from .conftest import VECTOR_ATOL, StoreHarness
 from .corpus import AGENT, OTHER, QUOKKA, N, entity, ids, load_corpus, message
 
 
@@ -53,7 +53,7 @@ async def test_reopen_keeps_everything(harness: StoreHarness) -> None:
     assert ids(await store.text_search(AGENT, Tier.MESSAGE, "weekend quokka")) == text_before
     vec_hits = await store.vector_search(AGENT, Tier.MESSAGE, vecs[4], k=N)
     assert ids(vec_hits) == vec_before
-    assert vec_hits[0].id == msgs[4].id and vec_hits[0].score == pytest.approx(1.0, abs=1e-4)
+    assert vec_hits[0].id == msgs[4].id and vec_hits[0].score == pytest.approx(1.0, abs=VECTOR_ATOL)
     hyb = await store.hybrid_search(AGENT, Tier.MESSAGE, "quokka", vecs[QUOKKA], k=3)
     assert hyb[0].id == msgs[QUOKKA].id
     got_vecs = await store.get_vectors(AGENT, [m.id for m in msgs])

@@ -11,6 +11,7 @@ from uniko_memory.model import Message, Tier
 from uniko_memory.store.filters import Eq, In, IsNull, Not, Or, Range
 from uniko_memory.store.protocol import Hit, Store
 
+from .conftest import VECTOR_ATOL
 from .corpus import (
     AGENT,
     QUOKKA,
@@ -127,14 +128,14 @@ async def test_vector_exact_match_first(store: Store, corpus) -> None:
     for i in (0, 5, 11):
         hits = await store.vector_search(AGENT, Tier.MESSAGE, vecs[i], k=N)
         assert hits[0].id == msgs[i].id
-        assert hits[0].score == pytest.approx(1.0, abs=1e-4)
+        assert hits[0].score == pytest.approx(1.0, abs=VECTOR_ATOL)
         assert len(hits) == N
         assert_unit_interval(hits)
         assert_best_first(hits)
         assert ids(hits) == cosine_order(vecs, vecs[i], [m.id for m in msgs])
         for h in hits:
             j = next(k for k, m in enumerate(msgs) if m.id == h.id)
-            assert h.score == pytest.approx(float(vecs[j] @ vecs[i]), abs=1e-4)
+            assert h.score == pytest.approx(float(vecs[j] @ vecs[i]), abs=VECTOR_ATOL)
         assert hits[0].node == msgs[i]
 
 
@@ -142,7 +143,7 @@ async def test_vector_query_need_not_be_normalised(store: Store, corpus) -> None
     msgs, vecs = corpus
     hits = await store.vector_search(AGENT, Tier.MESSAGE, vecs[3] * 7.5, k=3)
     assert hits[0].id == msgs[3].id
-    assert hits[0].score == pytest.approx(1.0, abs=1e-4)
+    assert hits[0].score == pytest.approx(1.0, abs=VECTOR_ATOL)
     hits64 = await store.vector_search(AGENT, Tier.MESSAGE, vecs[3].astype(np.float64), k=3)
     assert ids(hits64) == ids(hits)
 

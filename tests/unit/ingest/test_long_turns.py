@@ -79,7 +79,7 @@ async def test_long_turn_is_analysed_and_embedded_per_passage() -> None:
         vecs = await uni.kb.store.get_vectors(AGENT, [msg.id, *(c.id for c in chunks)])
         assert all(c.id in vecs for c in chunks)
         mean = np.mean(np.stack([vecs[c.id] for c in chunks]), axis=0)
-        assert np.allclose(vecs[msg.id], mean / np.linalg.norm(mean), atol=1e-5)
+        assert np.allclose(vecs[msg.id], mean / np.linalg.norm(mean), atol=1e-3)  # float16 at rest (issue 20)
         # Observations are drawn per passage, once per statement.
         observations = await nodes(uni, AGENT, Tier.OBSERVATION)
         assert observations and len({o.content for o in observations}) == len(observations)  # type: ignore[attr-defined]

@@ -1,5 +1,6 @@
-"""The embedded default store (SQLite + FTS5 + numpy)."""
+"""The embedded default store (SQLite + FTS5 + numpy, usearch HNSW for big tiers)."""
 
 from .store import EmbeddedStore
+from .vector_options import EmbeddedVectorOptions
 
-__all__ = ["EmbeddedStore"]
+__all__ = ["EmbeddedStore", "EmbeddedVectorOptions"]

@@ -23,17 +23,25 @@ import numpy as np
 
 from ...model import Node, node_class
 from ..base import BaseStore
+from . import ann_cache
+from .ann_index import AnnIndex, load_usearch
 from .schema import configure
 from .sqlite_errors import to_store_error
 from .unit import EmbeddedUnit
+from .vector_codec import decode_many
+from .vector_options import EmbeddedVectorOptions
 from .vectors import VectorIndex
 
 T = TypeVar("T")
+K = TypeVar("K", str, int)
 _log = logging.getLogger(__name__)
 #: Ids per ``IN (...)`` list: far below SQLite's bound-parameter limit.
 BATCH = 500
-#: ``(agent, tier, node id, vector or None = removed)``: a commit's changes to the RAM indexes.
-VectorChange = tuple[str, str, str, np.ndarray | None]
+#: ``(agent, tier, node id, node rowid, vector or None = removed)``: a commit's changes to the RAM
+#: indexes (the rowid is the key of an ANN index).
+VectorChange = tuple[str, str, str, int, np.ndarray | None]
+#: One (agent, tier)'s RAM index: exact below ``EmbeddedVectorOptions.exact_below``, ANN above.
+AnyIndex = VectorIndex | AnnIndex
 
 
 def close_all(handles: Sequence[Any]) -> None:
@@ -43,17 +51,24 @@ def close_all(handles: Sequence[Any]) -> None:
             os.close(handle) if isinstance(handle, int) else handle.close()
 
 
-def chunks(items: Sequence[str], size: int = BATCH) -> list[Sequence[str]]:
+def chunks(items: Sequence[K], size: int = BATCH) -> list[Sequence[K]]:
     return [items[i : i + size] for i in range(0, len(items), size)]
 
 
 class EmbeddedCore(BaseStore[EmbeddedUnit]):
     """Connections, transactions, close and compact, shared by every room of the embedded store."""
 
-    def __init__(self, path: Path, dim: int | None, tmpdir: str | None) -> None:
+    def __init__(
+        self, path: Path, dim: int | None, tmpdir: str | None, vectors: EmbeddedVectorOptions | None = None
+    ) -> None:
         super().__init__(dim)
         self.path = path
         self._tmpdir = tmpdir
+        self._vopts = vectors or EmbeddedVectorOptions()
+        #: Where ANN graphs are cached (None: rebuilt in RAM at each open; a throw-away store's too).
+        self._ann_dir = ann_cache.cache_dir(path) if self._vopts.ann_cache and tmpdir is None else None
+        #: Agents whose cached graphs are known to be off the disk (removed before a write).
+        self._ann_dropped: set[str] = set()
         self._wlock = threading.Lock()
         self._idx_lock = threading.Lock()
         self._readers: list[sqlite3.Connection] = []
@@ -61,7 +76,7 @@ class EmbeddedCore(BaseStore[EmbeddedUnit]):
         self._reading = 0
         self._reads_done = threading.Condition()
         self._local = threading.local()
-        self._indexes: dict[tuple[str, str], VectorIndex] = {}
+        self._indexes: dict[tuple[str, str], AnyIndex] = {}
         self._locks: list[Any] = []
         self._writer = self._connect()
 
@@ -88,6 +103,7 @@ class EmbeddedCore(BaseStore[EmbeddedUnit]):
             self._closed = True  # no read starts after this
             self._reads_done.wait_for(lambda: self._reading == 0)
         with self._wlock:
+            self._save_ann_graphs()
             for conn in [*self._readers, self._writer]:
                 with contextlib.suppress(sqlite3.Error):
                     conn.close()
@@ -117,6 +133,76 @@ class EmbeddedCore(BaseStore[EmbeddedUnit]):
                 raise to_store_error(exc, self.path, "a checkpoint") from exc
         if busy:  # a reader outlasted the busy timeout: the WAL is truncated at the next checkpoint
             _log.warning("the WAL of %s could not be truncated: a read held it", self.path)
+
+    # ------------------------------------------------------------------ ANN cache files
+    def _save_ann_graphs(self) -> None:
+        """Write the ANN graphs in RAM whose files are gone (a write changed the agent) or missing,
+        under the write lock (no commit in flight); not one that forgot a node (its removed vector
+        would reach the disk). A failure only costs a rebuild at the next open."""
+        if self._ann_dir is None:
+            return
+        with self._idx_lock:
+            graphs = [(key, idx) for key, idx in self._indexes.items() if isinstance(idx, AnnIndex)]
+        for (agent, tier), idx in graphs:
+            if agent not in self._ann_dropped and ann_cache.exists(self._ann_dir, agent, tier):
+                continue  # unchanged since it was loaded or built and saved
+            if idx.forgot:
+                continue  # it still holds a forgotten vector's bytes: rebuilt from SQLite instead
+            self._save_graph(self._writer, agent, tier, idx)
+
+    def _save_graph(self, conn: sqlite3.Connection, agent: str, tier: str, idx: AnnIndex) -> None:
+        """Cache one graph; a failure (a read-only directory, a full disk) is only logged."""
+        if self._ann_dir is None:
+            return
+        try:
+            if ann_cache.save(conn, self._ann_dir, agent, tier, idx, self._vopts):
+                self._ann_dropped.discard(agent)
+        except (OSError, RuntimeError, sqlite3.Error) as exc:
+            _log.warning(
+                "the ANN cache of %s could not be written (%s); it is rebuilt at the next open",
+                self.path,
+                exc,
+            )
+
+    def _drop_ann_files(self, conn: sqlite3.Connection, agent: str) -> None:
+        """At the start of a write that may change ``agent``'s vectors (inside its transaction, so
+        SQLite still matches the files): graphs cached on disk but not loaded are loaded first (the
+        write then keeps them in step and close saves them: no rebuild), then the files go."""
+        if self._ann_dir is None or agent in self._ann_dropped:
+            return
+        for tier in ann_cache.cached_tiers(self._ann_dir, agent):
+            self._index(conn, agent, tier)
+        ann_cache.drop_agent(self._ann_dir, agent)
+        self._ann_dropped.add(agent)
+
+    def _index(self, conn: sqlite3.Connection, agent: str, tier: str) -> AnyIndex | None:
+        key = (agent, tier)
+        with self._idx_lock:
+            idx = self._indexes.get(key)
+            if idx is not None or self._dim is None:
+                return idx
+            idx = self._load_index(conn, agent, tier, self._dim)
+            self._indexes[key] = idx
+            return idx
+
+    def _load_index(self, conn: sqlite3.Connection, agent: str, tier: str, dim: int) -> AnyIndex:
+        """Exact below ``exact_below`` rows (or without usearch); else the cached graph if it
+        matches SQLite, or one built from SQLite now (and cached)."""
+        o = self._vopts
+        n = ann_cache.fingerprint(conn, agent, tier)[0]
+        if n >= o.exact_below and n > 0 and load_usearch() is not None:
+            ann = ann_cache.load(conn, self._ann_dir, agent, tier, dim, o) if self._ann_dir else None
+            if ann is None:
+                ann = ann_cache.build(conn, agent, tier, dim, o)
+                self._save_graph(conn, agent, tier, ann)
+            return ann
+        rows = conn.execute(
+            "SELECT n.rowid, n.id, v.vec FROM nodes n JOIN vectors v ON v.node = n.rowid "
+            "WHERE n.agent=? AND n.tier=? AND n.redacted=0",
+            (agent, tier),
+        ).fetchall()
+        matrix = decode_many([r[2] for r in rows], dim)
+        return VectorIndex(dim, [r[1] for r in rows], matrix, [r[0] for r in rows])
 
     # ------------------------------------------------------------------ reads and writes
     def _reader(self) -> sqlite3.Connection:

@@ -10,6 +10,7 @@ from ...model import Node, Tier
 from ..filters import Filter
 from .core import EmbeddedCore, chunks
 from .sql_filter import to_sql
+from .vector_codec import decode
 
 
 class EmbeddedReads(EmbeddedCore):
@@ -65,12 +66,19 @@ class EmbeddedReads(EmbeddedCore):
         return int(row[0])
 
     async def _get_vectors(self, agent: str, node_ids: list[str]) -> dict[str, np.ndarray]:
+        dim = self._dim
+        if dim is None:
+            return {}
+
         def run(conn: sqlite3.Connection) -> dict[str, np.ndarray]:
             out: dict[str, np.ndarray] = {}
             for part in chunks(node_ids):
-                q = f"SELECT id, vec FROM vectors WHERE agent=? AND id IN ({','.join('?' * len(part))})"
+                q = (
+                    "SELECT n.id, v.vec FROM nodes n JOIN vectors v ON v.node = n.rowid "
+                    f"WHERE n.agent=? AND n.id IN ({','.join('?' * len(part))})"
+                )
                 for nid, blob in conn.execute(q, (agent, *part)):
-                    out[nid] = np.frombuffer(blob, dtype=np.float32).copy()
+                    out[nid] = decode(blob, dim)
             return out
 
         return await self._read(run)

@@ -5,8 +5,12 @@ from __future__ import annotations
 import sqlite3
 
 from ...errors import SchemaMismatch, StoreError
+from .vector_codec import Storage
+from .vector_schema import VECTOR_TABLE, migrate_v1_vectors
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
+#: Versions ``migrate`` upgrades in place: 1 -> 2 moved the vectors (``vector_schema``).
+_UPGRADES = {"1"}
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -35,14 +39,6 @@ CREATE TABLE IF NOT EXISTS edges (
     PRIMARY KEY (agent, src, type, dst)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS edges_dst ON edges (agent, dst, type);
-CREATE TABLE IF NOT EXISTS vectors (
-    agent TEXT NOT NULL,
-    id TEXT NOT NULL,
-    tier TEXT NOT NULL,
-    vec BLOB NOT NULL,
-    PRIMARY KEY (agent, id)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS vectors_tier ON vectors (agent, tier);
 CREATE TABLE IF NOT EXISTS blobs (sha256 TEXT PRIMARY KEY, data BLOB NOT NULL) WITHOUT ROWID;
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(text, tokenize = 'porter unicode61 remove_diacritics 2');
 """
@@ -73,12 +69,23 @@ def configure(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA secure_delete=ON")
 
 
-def migrate(conn: sqlite3.Connection) -> None:
+def migrate(conn: sqlite3.Connection, storage: Storage = "float16") -> None:
+    """Create the schema, or upgrade an older one in one transaction (``_UPGRADES``)."""
     conn.executescript(DDL)
     row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
     if row is None:
+        conn.execute(VECTOR_TABLE)
         conn.execute("INSERT INTO meta(key, value) VALUES('schema_version', ?)", (SCHEMA_VERSION,))
         conn.commit()
+    elif row[0] in _UPGRADES:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            migrate_v1_vectors(conn, storage)
+            conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (SCHEMA_VERSION,))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
     elif row[0] != SCHEMA_VERSION:
         raise SchemaMismatch(
             f"store schema version {row[0]} is not supported by this uniko-memory (expects {SCHEMA_VERSION})"

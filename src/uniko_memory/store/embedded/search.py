@@ -1,11 +1,17 @@
-"""The embedded store's searches: exact numpy cosine, FTS5 BM25, and their relative-score fusion.
+"""The embedded store's searches: cosine (exact numpy, or an HNSW graph past a size), FTS5 BM25,
+and their relative-score fusion.
 
-A filtered vector search probes the best candidates against the filter in SQL and widens only
-while too few pass; a filter that admits few rows is scored exactly over those rows instead.
+An (agent, tier) with fewer than ``EmbeddedVectorOptions.exact_below`` vectors is searched exactly
+over a float32 matrix; a bigger one through an ANN graph (``ann_index``, loaded from its checked
+cache file or rebuilt from SQLite, ``ann_cache``). ANN hits are node rowids resolved through
+``nodes`` (agent, tier, not redacted), so a deleted node never comes back. A filtered vector search
+probes the best candidates against the filter in SQL and widens only while too few pass; a filter
+that admits few rows is scored exactly over those rows instead.
 """
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from typing import Any
 
@@ -15,69 +21,112 @@ from ...model import Tier
 from ..filters import Filter
 from ..fusion import relative_score
 from ..protocol import Hit, hybrid_candidates
-from .core import EmbeddedCore, chunks
+from .core import AnyIndex, EmbeddedCore, chunks
 from .fts_query import quoted_terms, selective_match
 from .sql_filter import to_sql
-from .vectors import VectorIndex, top_k
-
-#: Vector candidates checked against a filter before falling back to an exact filtered scan.
-_FILTER_OVERFETCH = 8
-_FILTER_MIN_CANDIDATES = 200
-#: The first probe of a filtered vector search: this many times k candidates (at least the min).
-_FILTER_FIRST_FACTOR = 3
-_FILTER_FIRST_MIN = 30
+from .vectors import Scored, VectorIndex, top_k
 
 
 class EmbeddedSearch(EmbeddedCore):
     """``vector_search``, ``text_search`` and ``hybrid_search`` over SQLite and the RAM indexes."""
 
-    def _index(self, conn: sqlite3.Connection, agent: str, tier: str) -> VectorIndex | None:
-        key = (agent, tier)
-        with self._idx_lock:
-            idx = self._indexes.get(key)
-            if idx is not None or self._dim is None:
-                return idx
-            rows = conn.execute(
-                "SELECT id, vec FROM vectors WHERE agent=? AND tier=?", (agent, tier)
-            ).fetchall()
-            matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(
-                len(rows), self._dim
+    def _ranked(
+        self, conn: sqlite3.Connection, agent: str, tier: str, idx: AnyIndex, query: np.ndarray, n: int
+    ) -> Scored:
+        """The n best (id, cosine) of the index, best first; ANN rowids resolved through ``nodes``."""
+        if isinstance(idx, VectorIndex):
+            return idx.search(query, n)
+        found = idx.search(query, n)
+        ids: dict[int, str] = {}
+        for part in chunks([k for k, _ in found]):
+            q = (
+                # NOT INDEXED: by rowid, not through an (agent, ...) index the planner would scan.
+                f"SELECT rowid, id FROM nodes NOT INDEXED WHERE rowid IN ({','.join('?' * len(part))}) "
+                "AND agent=? AND tier=? AND redacted=0"
             )
-            idx = VectorIndex(self._dim, [r[0] for r in rows], matrix)
-            self._indexes[key] = idx
-            return idx
+            ids.update(conn.execute(q, (*part, agent, tier)).fetchall())
+        return [(ids[k], s) for k, s in found if k in ids]
 
     def _vector_ids(
         self, conn: sqlite3.Connection, agent: str, tier: str, query: np.ndarray, k: int, flt: Filter | None
-    ) -> list[tuple[str, float]]:
+    ) -> Scored:
         idx = self._index(conn, agent, tier)
         if idx is None or len(idx) == 0:
             return []
-        scores, ids = idx.scores(query)
         if flt is None:
-            rows = top_k(scores, k)
-            return [(ids[r], float(scores[r])) for r in rows]
+            return self._ranked(conn, agent, tier, idx, query, k)
+        o = self._vopts
         where, params = to_sql(flt)
-        n_cand = min(len(ids), max(k * _FILTER_OVERFETCH, _FILTER_MIN_CANDIDATES))
-        rows = top_k(scores, n_cand)
+        size = len(idx)
+        n_cand = min(size, max(k * o.filter_overfetch, o.filter_min_candidates))
+        cands = self._ranked(conn, agent, tier, idx, query, n_cand)
         # Probe the best candidates first and widen only while too few pass: the filter (often a
         # JSON field) is evaluated for a few times k rows, not n_cand. Same hits: the admitted
-        # rows of a prefix of ``rows`` are a prefix of the admitted rows of ``rows``.
-        hits: list[tuple[str, float]] = []
-        done, upto = 0, min(n_cand, max(k * _FILTER_FIRST_FACTOR, _FILTER_FIRST_MIN))
-        while done < n_cand:
-            part = rows[done:upto]
-            allowed = self._allowed(conn, agent, tier, where, params, [ids[r] for r in part])
-            hits += [(ids[r], float(scores[r])) for r in part if ids[r] in allowed]
-            done, upto = upto, min(n_cand, upto * 4)
+        # rows of a prefix of ``cands`` are a prefix of the admitted rows of ``cands``.
+        hits: Scored = []
+        done, upto = 0, min(len(cands), max(k * o.filter_first_factor, o.filter_first_min))
+        while done < len(cands):
+            part = cands[done:upto]
+            allowed = self._allowed(conn, agent, tier, where, params, [i for i, _ in part])
+            hits += [(i, s) for i, s in part if i in allowed]
+            done, upto = upto, min(len(cands), upto * 4)
             if len(hits) >= k:
                 return hits[:k]
-        if n_cand == len(ids):
-            return hits
+        if isinstance(idx, VectorIndex):
+            if n_cand == size:
+                return hits  # every row was a candidate
+        elif hits:
+            wider = self._widened(conn, agent, tier, idx, query, k, len(cands), len(hits), where, params)
+            if len(wider) >= k:
+                return wider[:k]
         # Selective filter: score exactly over the rows it admits.
-        q = f"SELECT n.id FROM nodes n WHERE n.agent=? AND n.tier=? AND n.redacted=0 AND {where}"
-        admitted = {r[0] for r in conn.execute(q, (agent, tier, *params))}
-        sub, sub_ids = idx.scores_within(query, admitted)
+        return self._exact_within(conn, agent, tier, idx, query, k, where, params)
+
+    def _widened(
+        self,
+        conn: sqlite3.Connection,
+        agent: str,
+        tier: str,
+        idx: AnyIndex,
+        query: np.ndarray,
+        k: int,
+        seen: int,
+        passed: int,
+        where: str,
+        params: list[Any],
+    ) -> Scored:
+        """An ANN tier's second filtered try: a graph search as wide as the share of candidates
+        that passed says k needs (capped), probed again; [] when that is no wider than the first."""
+        o = self._vopts
+        want = min(
+            len(idx), o.filter_ann_max_candidates, math.ceil(seen * k / passed * o.filter_ann_widen_margin)
+        )
+        if want <= seen:
+            return []
+        cands = self._ranked(conn, agent, tier, idx, query, want)
+        allowed = self._allowed(conn, agent, tier, where, params, [i for i, _ in cands])
+        return [(i, s) for i, s in cands if i in allowed]
+
+    def _exact_within(
+        self,
+        conn: sqlite3.Connection,
+        agent: str,
+        tier: str,
+        idx: AnyIndex,
+        query: np.ndarray,
+        k: int,
+        where: str,
+        params: list[Any],
+    ) -> Scored:
+        """Exact cosine over the rows a filter admits: from the RAM matrix when exact, else from the
+        graph's own copies of their vectors (float16; no SQLite blob read)."""
+        q = f"SELECT n.rowid, n.id FROM nodes n WHERE n.agent=? AND n.tier=? AND n.redacted=0 AND {where}"
+        admitted = dict(conn.execute(q, (agent, tier, *params)).fetchall())
+        if isinstance(idx, VectorIndex):
+            sub, sub_ids = idx.scores_within(query, set(admitted.values()))
+        else:
+            keys, vecs = idx.vectors(sorted(admitted))
+            sub, sub_ids = vecs @ query, [admitted[key] for key in keys]
         return [(sub_ids[r], float(sub[r])) for r in top_k(sub, k)]
 
     @staticmethod

@@ -1,4 +1,5 @@
-"""The embedded default store: stdlib SQLite (WAL, FTS5) plus exact numpy cosine search.
+"""The embedded default store: stdlib SQLite (WAL, FTS5) plus cosine search, exact (numpy) for
+small tiers and HNSW (usearch, a cache beside the database, SQLite the truth) for big ones.
 
 One process owns a store file at a time (an exclusive lock on a lock file and on the database
 file's inode, so a symlink or hard link is the same store; a second opener gets ``StoreLocked``).
@@ -8,7 +9,9 @@ connections so they never wait for a writer (WAL). SQLite and OS failures surfac
 file that cannot be written ``StoreReadOnly``, another connection's write lock ``StoreLocked``).
 
 The rooms: ``core`` (connections, transactions, close, compact), ``writes``, ``reads``, ``graph``,
-``search``; argument checks live once in ``BaseStore``. This module opens the store.
+``search``; argument checks live once in ``BaseStore``. Vectors: ``vector_options`` (every tuning
+number), ``vector_codec`` and ``vector_schema`` (float16 at rest), ``vectors`` (exact),
+``ann_index`` and ``ann_cache`` (approximate). This module opens the store.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from .reads import EmbeddedReads
 from .schema import check_fts5, migrate
 from .search import EmbeddedSearch
 from .sqlite_errors import os_to_store_error, to_store_error
+from .vector_options import EmbeddedVectorOptions
 from .writes import EmbeddedWrites
 
 try:  # POSIX advisory lock; on other platforms the lock is skipped (documented).
@@ -39,32 +43,40 @@ class EmbeddedStore(EmbeddedWrites, EmbeddedReads, EmbeddedGraph, EmbeddedSearch
     """SQLite + FTS5 + numpy implementation of the ``Store`` protocol (see its score contract)."""
 
     @classmethod
-    async def open(cls, path: str | Path, *, dim: int | None = None) -> EmbeddedStore:
-        """Open (creating if needed) the store at ``path``; ``dim`` fixes the vector dimension."""
-        return await asyncio.to_thread(cls._open_sync, Path(path), dim, None)
+    async def open(
+        cls, path: str | Path, *, dim: int | None = None, vectors: EmbeddedVectorOptions | None = None
+    ) -> EmbeddedStore:
+        """Open (creating if needed) the store at ``path``; ``dim`` fixes the vector dimension,
+        ``vectors`` tunes their format and search (``EmbeddedVectorOptions``; defaults if None). A
+        schema-1 store (float32 vectors) is upgraded in place on open."""
+        return await asyncio.to_thread(cls._open_sync, Path(path), dim, None, vectors)
 
     @classmethod
-    async def in_memory(cls, *, dim: int | None = None) -> EmbeddedStore:
+    async def in_memory(
+        cls, *, dim: int | None = None, vectors: EmbeddedVectorOptions | None = None
+    ) -> EmbeddedStore:
         """A throw-away store in a temporary directory that is removed on ``close()``."""
         tmp = tempfile.mkdtemp(prefix="uniko-")
-        return await asyncio.to_thread(cls._open_sync, Path(tmp) / "memory.db", dim, tmp)
+        return await asyncio.to_thread(cls._open_sync, Path(tmp) / "memory.db", dim, tmp, vectors)
 
     @classmethod
-    def _open_sync(cls, path: Path, dim: int | None, tmpdir: str | None) -> EmbeddedStore:
+    def _open_sync(
+        cls, path: Path, dim: int | None, tmpdir: str | None, vectors: EmbeddedVectorOptions | None = None
+    ) -> EmbeddedStore:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise os_to_store_error(exc, path, "creating its directory") from exc
         locks = cls._acquire_lock(path)
         try:
-            store = cls(path, dim, tmpdir)
+            store = cls(path, dim, tmpdir, vectors)
         except BaseException:
             close_all(locks)
             raise
         store._locks = locks
         try:
             check_fts5(store._writer)
-            migrate(store._writer)
+            migrate(store._writer, store._vopts.storage)
             store._init_dim(dim)
         except sqlite3.Error as exc:
             store._close_sync()

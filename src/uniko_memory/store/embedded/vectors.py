@@ -1,20 +1,33 @@
-"""Exact cosine search over float32 matrices held in RAM, one per (agent, tier).
+"""Exact cosine search over a float32 matrix held in RAM, one per (agent, tier) below the ANN size.
 
 SQLite is the source of truth; a matrix is loaded lazily on the first search of its (agent, tier)
-and then kept in sync by every commit (never rebuilt on read).
+and then kept in sync by every commit (never rebuilt on read). Each row carries its node's rowid
+(the key an ANN index takes over when the matrix outgrows ``EmbeddedVectorOptions.exact_below``).
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 
 import numpy as np
 
+#: ``(node id, score)``, best first.
+Scored = list[tuple[str, float]]
+
 
 class VectorIndex:
-    """Rows of unit vectors with their ids; removal swaps the last row into the hole."""
+    """Rows of unit vectors with their ids and keys; removal swaps the last row into the hole."""
 
-    def __init__(self, dim: int, ids: list[str] | None = None, matrix: np.ndarray | None = None) -> None:
+    exact = True
+
+    def __init__(
+        self,
+        dim: int,
+        ids: list[str] | None = None,
+        matrix: np.ndarray | None = None,
+        keys: list[int] | None = None,
+    ) -> None:
         self.dim = dim
         self._lock = threading.RLock()
         n = len(ids or [])
@@ -23,12 +36,13 @@ class VectorIndex:
         if n and matrix is not None:
             self._m[:n] = matrix
         self._ids: list[str] = list(ids or [])
+        self._keys: list[int] = list(keys) if keys is not None else [-1] * n
         self._row: dict[str, int] = {i: r for r, i in enumerate(self._ids)}
 
     def __len__(self) -> int:
         return len(self._ids)
 
-    def upsert(self, node_id: str, vec: np.ndarray) -> None:
+    def upsert(self, node_id: str, vec: np.ndarray, key: int = -1) -> None:
         with self._lock:
             row = self._row.get(node_id)
             if row is None:
@@ -38,7 +52,10 @@ class VectorIndex:
                     grown[:row] = self._m[:row]
                     self._m = grown
                 self._ids.append(node_id)
+                self._keys.append(key)
                 self._row[node_id] = row
+            else:
+                self._keys[row] = key
             self._m[row] = vec
 
     def remove(self, node_id: str) -> None:
@@ -51,16 +68,19 @@ class VectorIndex:
                 moved = self._ids[last]
                 self._m[row] = self._m[last]
                 self._ids[row] = moved
+                self._keys[row] = self._keys[last]
                 self._row[moved] = row
             self._ids.pop()
+            self._keys.pop()
 
-    def scores(self, query: np.ndarray) -> tuple[np.ndarray, list[str]]:
-        """Cosine of the query with every row, and the ids in row order (a snapshot)."""
+    def search(self, query: np.ndarray, n: int) -> Scored:
+        """The n best rows by cosine, best first (ties by row order)."""
         with self._lock:
-            n = len(self._ids)
-            if n == 0:
-                return np.zeros(0, dtype=np.float32), []
-            return self._m[:n] @ query, list(self._ids)
+            count = len(self._ids)
+            if count == 0:
+                return []
+            scores = self._m[:count] @ query
+            return [(self._ids[r], float(scores[r])) for r in top_k(scores, n)]
 
     def scores_within(self, query: np.ndarray, allowed: set[str]) -> tuple[np.ndarray, list[str]]:
         """Cosine for the allowed ids only: cost follows the filter's size, not the index's."""
@@ -76,6 +96,15 @@ class VectorIndex:
         with self._lock:
             row = self._row.get(node_id)
             return None if row is None else self._m[row].copy()
+
+    def rows(self, batch: int = 4096) -> Iterator[tuple[list[int], list[str], np.ndarray]]:
+        """(keys, ids, vectors) in batches: what an ANN index is built from when this one outgrows
+        the exact size. A snapshot taken under the lock."""
+        with self._lock:
+            n = len(self._ids)
+            keys, ids, m = list(self._keys), list(self._ids), self._m[:n].copy()
+        for s in range(0, n, batch):
+            yield keys[s : s + batch], ids[s : s + batch], m[s : s + batch]
 
 
 def top_k(scores: np.ndarray, k: int) -> np.ndarray:

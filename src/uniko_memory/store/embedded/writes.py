@@ -1,7 +1,8 @@
 """The embedded store's writes: a unit applied in one SQLite transaction, deletes, redaction, meta.
 
 Every write keeps the RAM vector indexes in step after its transaction commits (never rebuilt on
-read), and bumps the agent's generation.
+read), and bumps the agent's generation. Before it, the agent's cached ANN graphs leave the disk
+(``ann_cache``); an exact index that outgrows ``exact_below`` becomes an ANN one after it.
 """
 
 from __future__ import annotations
@@ -13,8 +14,12 @@ from ...model import Node
 from ...model.time import to_epoch
 from ..buffered_unit import DeleteEdge, DeleteNode, PutBlob, PutEdge, PutNode, PutVector
 from ..text_query import clean_text
+from . import ann_cache
+from .ann_index import AnnIndex, load_usearch
 from .core import EmbeddedCore, VectorChange
 from .unit import EmbeddedUnit
+from .vector_codec import encode
+from .vectors import VectorIndex
 
 
 class EmbeddedWrites(EmbeddedCore):
@@ -31,6 +36,7 @@ class EmbeddedWrites(EmbeddedCore):
         new_dim = u.dim if self._dim is None else None
 
         def apply(conn: sqlite3.Connection) -> None:
+            self._drop_ann_files(conn, u.agent)
             if new_dim is not None:
                 conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('dim', ?)", (str(new_dim),))
             for op in u.ops:
@@ -99,8 +105,8 @@ class EmbeddedWrites(EmbeddedCore):
         if text and text.strip():
             conn.execute("INSERT INTO fts(rowid, text) VALUES(?, ?)", (rowid, clean_text(text)))
         if node.redacted:
-            conn.execute("DELETE FROM vectors WHERE agent=? AND id=?", (node.agent, node.id))
-            changes.append((node.agent, node.tier.value, node.id, None))
+            conn.execute("DELETE FROM vectors WHERE node=?", (rowid,))
+            changes.append((node.agent, node.tier.value, node.id, rowid, None))
 
     def _put_vector(
         self,
@@ -110,17 +116,18 @@ class EmbeddedWrites(EmbeddedCore):
         changes: list[VectorChange],
     ) -> None:
         row = conn.execute(
-            "SELECT tier, redacted FROM nodes WHERE agent=? AND id=?", (agent, op.node_id)
+            "SELECT rowid, tier, redacted FROM nodes WHERE agent=? AND id=?", (agent, op.node_id)
         ).fetchone()
-        if row is None or row[1]:
+        if row is None or row[2]:
             return  # the node is gone or redacted: a late embedding must not resurrect it
-        if row[0] != op.tier.value:
-            raise ValidationError(f"node {op.node_id} is a {row[0]}, not a {op.tier.value}")
+        rowid, tier = row[0], row[1]
+        if tier != op.tier.value:
+            raise ValidationError(f"node {op.node_id} is a {tier}, not a {op.tier.value}")
         conn.execute(
-            "INSERT OR REPLACE INTO vectors(agent, id, tier, vec) VALUES(?,?,?,?)",
-            (agent, op.node_id, row[0], op.vector.tobytes()),
+            "INSERT OR REPLACE INTO vectors(node, vec) VALUES(?,?)",
+            (rowid, encode(op.vector, self._vopts.storage)),
         )
-        changes.append((agent, row[0], op.node_id, op.vector))
+        changes.append((agent, tier, op.node_id, rowid, op.vector))
 
     def _delete_node(
         self,
@@ -136,29 +143,52 @@ class EmbeddedWrites(EmbeddedCore):
             return False
         conn.execute("DELETE FROM fts WHERE rowid=?", (row[0],))
         conn.execute("DELETE FROM nodes WHERE rowid=?", (row[0],))
-        conn.execute("DELETE FROM vectors WHERE agent=? AND id=?", (agent, node_id))
+        conn.execute("DELETE FROM vectors WHERE node=?", (row[0],))
         conn.execute("DELETE FROM edges WHERE agent=? AND src=?", (agent, node_id))
         conn.execute("DELETE FROM edges WHERE agent=? AND dst=?", (agent, node_id))
-        changes.append((agent, row[1], node_id, None))
+        changes.append((agent, row[1], node_id, row[0], None))
         return True
 
     def _apply_vector_changes(self, changes: list[VectorChange]) -> None:
         if not changes:
             return
         with self._idx_lock:
-            for agent, tier, node_id, vec in changes:
+            touched: set[tuple[str, str]] = set()
+            for agent, tier, node_id, key, vec in changes:
                 idx = self._indexes.get((agent, tier))
                 if idx is None:
                     continue
-                if vec is None:
+                touched.add((agent, tier))
+                if isinstance(idx, AnnIndex):
+                    if vec is None:
+                        idx.remove_key(key)
+                    else:
+                        idx.upsert(node_id, vec, key)
+                elif vec is None:
                     idx.remove(node_id)
                 else:
-                    idx.upsert(node_id, vec)
+                    idx.upsert(node_id, vec, key)
+            for at in touched:
+                self._promote(at)
+
+    def _promote(self, at: tuple[str, str]) -> None:
+        """An exact index that reached ``exact_below`` rows becomes an ANN one (built from its own
+        rows, once; the caller holds the index lock)."""
+        idx = self._indexes[at]
+        if not isinstance(idx, VectorIndex) or len(idx) < self._vopts.exact_below or self._dim is None:
+            return
+        if load_usearch() is None:
+            return
+        ann = AnnIndex(self._dim, self._vopts)
+        for keys, _ids, vecs in idx.rows(ann_cache.BUILD_BATCH):
+            ann.add_many(keys, vecs, threads=self._vopts.ann_build_threads)
+        self._indexes[at] = ann
 
     async def _delete(self, agent: str, node_ids: list[str]) -> int:
         changes: list[VectorChange] = []
 
         def apply(conn: sqlite3.Connection) -> int:
+            self._drop_ann_files(conn, agent)
             return sum(self._delete_node(conn, agent, i, changes) for i in node_ids)
 
         n = await self._write(apply)
@@ -171,6 +201,7 @@ class EmbeddedWrites(EmbeddedCore):
         changes: list[VectorChange] = []
 
         def apply(conn: sqlite3.Connection) -> int:
+            self._drop_ann_files(conn, agent)
             for node in nodes.values():
                 self._put_node(conn, node.redacted_copy(), changes)
             return len(nodes)
