@@ -32,6 +32,10 @@ class StoreConfig(_Group):
     collection_prefix: str = "Uniko"
     #: The embedded store's vector format, exact/ANN switch and ANN tuning (see the class).
     embedded_vectors: EmbeddedVectorOptions = Field(default_factory=EmbeddedVectorOptions)
+    #: The embedded store runs short reads on the caller's thread (a hop to a worker costs more
+    #: than most reads; a first search that loads an index still goes to a worker). False: every
+    #: read in a worker thread, for an event loop that must never run a query itself.
+    embedded_inline_reads: bool = True
 
 
 class ModelConfig(_Group):

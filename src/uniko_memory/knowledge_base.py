@@ -92,7 +92,9 @@ class KnowledgeBase:
         if cfg.store.backend != "embedded":
             raise ConfigError("KnowledgeBase.open(path) is the embedded store; use from_store() for others")
         dim = embedder.dim if embedder is not None else None
-        store = await EmbeddedStore.open(path, dim=dim, vectors=cfg.store.embedded_vectors)
+        store = await EmbeddedStore.open(
+            path, dim=dim, vectors=cfg.store.embedded_vectors, inline_reads=cfg.store.embedded_inline_reads
+        )
         return await cls.from_store(store, cfg, embedder=embedder)
 
     @classmethod
@@ -102,7 +104,9 @@ class KnowledgeBase:
         """A throw-away embedded knowledge base (a temporary file removed on close)."""
         cfg = config or UnikoConfig()
         dim = embedder.dim if embedder is not None else None
-        store = await EmbeddedStore.in_memory(dim=dim, vectors=cfg.store.embedded_vectors)
+        store = await EmbeddedStore.in_memory(
+            dim=dim, vectors=cfg.store.embedded_vectors, inline_reads=cfg.store.embedded_inline_reads
+        )
         return await cls.from_store(store, cfg, embedder=embedder)
 
     @classmethod

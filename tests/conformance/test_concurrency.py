@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import numpy as np
 
@@ -109,8 +110,18 @@ async def test_concurrent_failing_and_succeeding_units(store: Store) -> None:
 
 
 async def test_close_while_reads_are_in_flight(harness) -> None:
-    """Reads racing a close finish or raise ClosedError: no connection is closed under a query."""
-    store = await harness.open()
+    """Reads racing a close finish or raise ClosedError: no connection is closed under a query.
+
+    The embedded store runs short reads on the caller's thread, where they cannot overlap a close
+    on the same loop; the race is between a close and reads in worker threads, so they go there."""
+
+    async def open_racing() -> Any:
+        opened = await harness.open()
+        if hasattr(opened, "inline_reads"):
+            opened.inline_reads = False
+        return opened
+
+    store = await open_racing()
     async with store.unit(AGENT) as u:
         for i in range(200):
             u.put(message(AGENT, f"c{i}", f"closing race turn {i} token{i % 7}"), vector=_vec(i, 1))
@@ -131,5 +142,5 @@ async def test_close_while_reads_are_in_flight(harness) -> None:
         await store.close()
         outcomes = await asyncio.gather(*tasks)
         assert set(outcomes) <= {"closed", "done"} and "closed" in outcomes
-        store = await harness.open()
+        store = await open_racing()
     await store.close()

@@ -174,7 +174,7 @@ class EmbeddedSearch(EmbeddedCore):
             scored = [(i, min(1.0, max(0.0, s))) for i, s in self._vector_ids(conn, agent, t, query, k, flt)]
             return self._hits(conn, agent, scored)
 
-        return await self._read(run)
+        return await self._read(run, inline=(agent, t) in self._indexes)
 
     async def _text_search(self, agent: str, tier: Tier, text: str, k: int, flt: Filter | None) -> list[Hit]:
         t = tier.value
@@ -203,4 +203,4 @@ class EmbeddedSearch(EmbeddedCore):
             a = alpha if (vec and kw) else (1.0 if vec else 0.0)
             return self._hits(conn, agent, relative_score(vec, kw, a)[:k])
 
-        return await self._read(run)
+        return await self._read(run, inline=query is None or (agent, t) in self._indexes)

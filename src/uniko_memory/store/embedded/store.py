@@ -44,24 +44,41 @@ class EmbeddedStore(EmbeddedWrites, EmbeddedReads, EmbeddedGraph, EmbeddedSearch
 
     @classmethod
     async def open(
-        cls, path: str | Path, *, dim: int | None = None, vectors: EmbeddedVectorOptions | None = None
+        cls,
+        path: str | Path,
+        *,
+        dim: int | None = None,
+        vectors: EmbeddedVectorOptions | None = None,
+        inline_reads: bool = True,
     ) -> EmbeddedStore:
         """Open (creating if needed) the store at ``path``; ``dim`` fixes the vector dimension,
         ``vectors`` tunes their format and search (``EmbeddedVectorOptions``; defaults if None). A
-        schema-1 store (float32 vectors) is upgraded in place on open."""
-        return await asyncio.to_thread(cls._open_sync, Path(path), dim, None, vectors)
+        schema-1 store (float32 vectors) is upgraded in place on open. ``inline_reads``: short
+        reads run on the caller's thread (``EmbeddedCore._read``)."""
+        return await asyncio.to_thread(cls._open_sync, Path(path), dim, None, vectors, inline_reads)
 
     @classmethod
     async def in_memory(
-        cls, *, dim: int | None = None, vectors: EmbeddedVectorOptions | None = None
+        cls,
+        *,
+        dim: int | None = None,
+        vectors: EmbeddedVectorOptions | None = None,
+        inline_reads: bool = True,
     ) -> EmbeddedStore:
         """A throw-away store in a temporary directory that is removed on ``close()``."""
         tmp = tempfile.mkdtemp(prefix="uniko-")
-        return await asyncio.to_thread(cls._open_sync, Path(tmp) / "memory.db", dim, tmp, vectors)
+        return await asyncio.to_thread(
+            cls._open_sync, Path(tmp) / "memory.db", dim, tmp, vectors, inline_reads
+        )
 
     @classmethod
     def _open_sync(
-        cls, path: Path, dim: int | None, tmpdir: str | None, vectors: EmbeddedVectorOptions | None = None
+        cls,
+        path: Path,
+        dim: int | None,
+        tmpdir: str | None,
+        vectors: EmbeddedVectorOptions | None = None,
+        inline_reads: bool = True,
     ) -> EmbeddedStore:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -69,7 +86,7 @@ class EmbeddedStore(EmbeddedWrites, EmbeddedReads, EmbeddedGraph, EmbeddedSearch
             raise os_to_store_error(exc, path, "creating its directory") from exc
         locks = cls._acquire_lock(path)
         try:
-            store = cls(path, dim, tmpdir, vectors)
+            store = cls(path, dim, tmpdir, vectors, inline_reads)
         except BaseException:
             close_all(locks)
             raise
