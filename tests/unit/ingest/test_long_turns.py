@@ -147,7 +147,9 @@ async def test_a_long_message_hit_is_replaced_by_its_best_passage() -> None:
         assert r.message_node_id in {h["id"] for h in bundle.trace["channels"].get("message_bm25", [])}
         assert r.message_node_id not in {i.node_id for i in bundle.items}
         kinds = {i.kind for i in bundle.items if r.message_node_id in i.message_ids()}
-        assert kinds == {"passage"} or kinds <= {"passage", "observation"}
+        # Statements drawn from the turn may join it (a Fact too, once the consolidation cycle the
+        # observations trigger has run): never the whole turn.
+        assert "passage" in kinds and kinds <= {"passage", "observation", "fact"}
         assert any("zanzibar" in i.content for i in bundle.items if i.kind == "passage")
     finally:
         await uni.close()
