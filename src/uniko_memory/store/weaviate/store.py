@@ -32,10 +32,12 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from ...config import LeaseConfig
 from ...errors import SchemaMismatch, StoreError
 from ...model import Tier
 from . import schema as sc
 from .core import tenant_name
+from .leases import WeaviateLeases
 from .reads import WeaviateReads
 from .search import WeaviateSearch
 from .writes import WeaviateWrites
@@ -80,6 +82,10 @@ class WeaviateStore(WeaviateWrites, WeaviateReads, WeaviateSearch):
             await store.close()
             raise
         return store
+
+    def lease_store(self, config: LeaseConfig, clock: Callable[[], float] | None = None) -> WeaviateLeases:
+        """The cycle leases of this deployment (records in ``{prefix}_Meta``; see ``leases``)."""
+        return WeaviateLeases(self, config) if clock is None else WeaviateLeases(self, config, clock)
 
     async def _ensure_schema(self) -> None:
         specs: list[tuple[str, Callable[[], Any]]] = []
