@@ -238,6 +238,9 @@ class Engine:
         self.requests: list[tuple[str, Any]] = []  # (method, request) for wire-contract tests
         self.record = False
         self.faults: list[Fault] = []
+        #: Injected latency: seconds to wait before serving ``(method, collection)`` (collection
+        #: None = every collection), outside the lock, e.g. to widen race windows between processes.
+        self.delays: dict[tuple[str, str | None], float] = {}
         self.hybrid_leg_limit = 100
         self.dims: dict[tuple[str, str], int] = {}
 
@@ -246,6 +249,10 @@ class Engine:
         if self.record:
             with self.lock:
                 self.requests.append((method, request))
+
+    def delay(self, method: str, collection: str | None) -> float:
+        with self.lock:
+            return self.delays.get((method, collection), self.delays.get((method, None), 0.0))
 
     def take_fault(self, method: str, collection: str | None) -> Fault | None:
         with self.lock:
