@@ -11,7 +11,13 @@ are exact either way (counted from the double's request log).
 
 Part 3 measures the two edge representations on the same graph (messages mentioning entities plus
 a NEXT chain): the ``{prefix}_Edges`` collection the store uses, and native cross-references
-(``mentions`` / ``next`` reference properties, written with ``reference_add_many``).
+(``mentions`` / ``next`` reference properties, written with ``reference_add_many``);
+``--no-cross-refs`` skips the second (it re-ingests the whole graph).
+
+Part 4 is the scale-out overhead (docs/deploy-weaviate.md): reading an agent's shared generation
+(what a cached recall costs), a cycle-lease claim (``lease.settle_ms`` included), the fencing read
+before a leased write, and the generation bump a commit pays, with a second store on the same
+collections (another process) bumping the same agent.
 """
 
 from __future__ import annotations
@@ -216,12 +222,56 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
         used = reqs.since(mark)
         r["requests_per_hop"] = None if used is None else round(used / args.queries, 2)
         edges[f"edge_collection_{label}"] = r
-    edges.update(await _cross_refs(await client(), prefix, args, vecs, texts, len(entities), reqs))
+    if args.cross_refs:
+        edges.update(await _cross_refs(await client(), prefix, args, vecs, texts, len(entities), reqs))
     report["edges"] = edges
+
+    # ---------------------------------------------------------------- 4. scale-out overhead
+    other = await WeaviateStore.open(await client(), prefix=prefix, owns_client=True)
+    report["scaleout"] = await _scaleout(store, other, args.queries, reqs)
+    await other.close()
     await store.close()
     if double is not None:
         double.stop()
     return report
+
+
+async def _scaleout(store: WeaviateStore, other: WeaviateStore, runs: int, reqs: Requests) -> dict[str, Any]:
+    """Latency and requests of the lease and generation calls (see the module docstring)."""
+    from uniko_memory.config import LeaseConfig
+    from uniko_memory.store.lease import CYCLE_LEASE
+
+    lease_cfg = LeaseConfig()
+    leases = store.lease_store(lease_cfg)
+    out: dict[str, Any] = {"lease_settle_ms": lease_cfg.settle_ms}
+
+    async def measured(name: str, fn: Callable[[], Awaitable[Any]], n: int) -> None:
+        mark = reqs.mark()
+        out[name] = await _timed(fn, n)
+        used = reqs.since(mark)
+        out[name]["requests_per_call"] = None if used is None else round(used / n, 2)
+
+    await measured("generation_read", lambda: other.current_generation(AGENT), runs)
+    await measured("lease_verify_read", lambda: leases.current(AGENT, CYCLE_LEASE), runs)
+
+    async def claim() -> None:
+        lease = await leases.acquire(AGENT, CYCLE_LEASE, "bench", lease_cfg.ttl_secs)
+        assert lease is not None
+        await leases.release(lease)
+
+    await measured("lease_claim_and_release", claim, max(3, runs // 20))
+    it = iter(range(10**9))
+
+    async def commit(s: WeaviateStore) -> None:
+        async with s.unit(AGENT) as u:
+            u.put(_message(10**8 + next(it), "scale-out probe"))
+
+    await measured("unit_commit_1_message", lambda: commit(store), runs // 2)
+    bumps_from = await other.current_generation(AGENT)
+    await measured("unit_commit_other_store", lambda: commit(other), runs // 2)
+    assert await store.current_generation(AGENT) != bumps_from  # the first store sees them
+    out["commit_generation_requests"] = 2  # one read and one write of the record, per commit
+    return out
 
 
 async def _cross_refs(
@@ -366,6 +416,9 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--index", default="hnsw", choices=["hnsw", "flat", "dynamic"])
     ap.add_argument("--json", type=Path)
+    ap.add_argument(
+        "--no-cross-refs", dest="cross_refs", action="store_false", help="skip part 3's cross-reference copy"
+    )
     ap.add_argument("--recall", type=Path, help="run the recall harness end to end on this dataset instead")
     ap.add_argument("--conversations", type=int, default=1)
     ap.add_argument("--questions", type=int, default=None, help="first N questions per conversation")

@@ -12,9 +12,9 @@
   free core: background work never starves a query.
 - ``exclusive_cycle(agent)`` is the agent's cycle lock: a forget or a sweep holds it so no
   consolidation cycle of that agent runs meanwhile. When the store offers leases
-  (``store.lease_store``), the lock is also the agent's cycle lease, shared by every process on
-  the store: a cycle runs in one process at a time, and one that loses its lease stops writing
-  (``store.lease``).
+  (``store.lease_store``: Weaviate; or ``leases=`` is given), the lock is also the agent's cycle
+  lease, shared by every process on the store: a cycle runs in one process at a time, and one that
+  loses its lease stops writing (``store.lease``).
 
 (Over 400 lines on purpose: one class whose queues, workers, dead letters and triggers share
 their state; split, each part would reach into the others.)

@@ -40,7 +40,7 @@ def twin(uni: Uniko, leases: Any, cycle: Any = None, lease: LeaseConfig = CFG) -
 
 async def test_embedded_leases_exclude_expire_and_grow_the_token(uni: Uniko) -> None:
     clock = Clock()
-    leases = EmbeddedLeases(uni.kb.store, CFG, clock)
+    leases = EmbeddedLeases(uni.kb.store, CFG, clock, single_process=False)
     a = await leases.acquire(AGENT, CYCLE_LEASE, "A", 30)
     assert a is not None and a.token == 1
     assert await leases.acquire(AGENT, CYCLE_LEASE, "B", 30) is None  # live: refused
@@ -161,6 +161,28 @@ async def test_renewal_keeps_a_long_cycle_alive_and_a_failed_one_fences(uni: Uni
         assert now.token == first.token and now.expires_at > first.expires_at + 0.5
         async with uni.kb.store.unit(AGENT) as u:
             u.put_blob(hashlib.sha256(b"x").hexdigest(), b"x")
+
+
+async def test_a_lease_left_by_a_dead_process_does_not_block_the_next_one(uni: Uniko) -> None:
+    """The embedded store's file lock admits one process: another process's record is stale."""
+    leases = EmbeddedLeases(uni.kb.store, CFG)
+    dead = await EmbeddedLeases(uni.kb.store, CFG, single_process=False).acquire(
+        AGENT, CYCLE_LEASE, "otherhost:4242:deadbeef", 30
+    )
+    assert dead is not None
+    ran: list[str] = []
+
+    async def cycle(agent: str) -> str:
+        ran.append(agent)
+        return "ran"
+
+    a = twin(uni, leases, cycle)
+    assert await a.consolidate(AGENT) == "ran"
+    after = await leases.current(AGENT, CYCLE_LEASE)
+    assert after is not None and after.token == dead.token + 1 and after.holder == ""
+    held = await leases.acquire(AGENT, CYCLE_LEASE, a.holder, 30)
+    assert held is not None  # ... while one of this process's own live leases still excludes:
+    assert await twin(uni, leases, cycle).consolidate(AGENT) is None
 
 
 def test_lease_timings_are_checked() -> None:

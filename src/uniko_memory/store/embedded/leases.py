@@ -2,12 +2,19 @@
 ``BEGIN IMMEDIATE`` transaction each, so acquiring is a real compare-and-set (no settle delay).
 
 The table lives in the store's own file and is created on first use (no schema migration), so it
-also serves several processes on one SQLite file once the store allows that; today the file lock
-keeps one process per file, and the lease still fences a cycle that overran its ttl.
+also serves several processes on one SQLite file once the store allows that. Today the store's file
+lock admits one process per file, where the pipeline's in-process lock is already exact: so
+``EmbeddedStore`` does not offer these leases by itself (no ``lease_store``), and a caller that wants
+them passes ``PipelineSystem(..., leases=EmbeddedLeases(store, config.lease))``. With
+``single_process`` (the default, true under the file lock) a record held by another process was left
+by one that died holding it, so it does not block this one: a restart after a crash runs its cycles
+at once instead of waiting out the dead process's ttl.
 """
 
 from __future__ import annotations
 
+import os
+import socket
 import sqlite3
 import time
 from collections.abc import Callable
@@ -50,10 +57,26 @@ def _store(conn: sqlite3.Connection, lease: Lease) -> None:
 class EmbeddedLeases:
     """The ``LeaseStore`` of an ``EmbeddedStore``."""
 
-    def __init__(self, store: EmbeddedCore, config: LeaseConfig, clock: Callable[[], float] = time.time):
+    def __init__(
+        self,
+        store: EmbeddedCore,
+        config: LeaseConfig,
+        clock: Callable[[], float] = time.time,
+        *,
+        single_process: bool = True,
+    ):
         self.store = store
         self.config = config
         self._clock = clock
+        self._single = single_process
+        self._ours = f"{socket.gethostname()}:{os.getpid()}:"  # how ``lease.holder_id`` starts here
+
+    def _blocks(self, cur: Lease | None, holder: str, now: float) -> bool:
+        """Whether ``cur`` keeps ``holder`` out: someone else's live lease (of this process, when
+        the file lock admits only this one)."""
+        if cur is None or cur.holder == holder or not cur.live(now, self.config.clock_skew_secs):
+            return False
+        return not self._single or cur.holder.startswith(self._ours)
 
     def now(self) -> float:
         return self._clock()
@@ -66,7 +89,7 @@ class EmbeddedLeases:
         def run(conn: sqlite3.Connection) -> Lease | None:
             cur = _select(conn, agent, name)
             now = self.now()
-            if cur is not None and cur.holder != holder and cur.live(now, self.config.clock_skew_secs):
+            if self._blocks(cur, holder, now):
                 return None
             lease = Lease(
                 agent=agent,

@@ -17,15 +17,12 @@ import asyncio
 import os
 import sqlite3
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ...config import LeaseConfig
 from ...errors import SchemaMismatch, StoreLocked
 from .core import close_all
 from .graph import EmbeddedGraph
-from .leases import EmbeddedLeases
 from .reads import EmbeddedReads
 from .schema import check_fts5, migrate
 from .search import EmbeddedSearch
@@ -40,10 +37,6 @@ except ImportError:  # pragma: no cover
 
 class EmbeddedStore(EmbeddedWrites, EmbeddedReads, EmbeddedGraph, EmbeddedSearch):
     """SQLite + FTS5 + numpy implementation of the ``Store`` protocol (see its score contract)."""
-
-    def lease_store(self, config: LeaseConfig, clock: Callable[[], float] | None = None) -> EmbeddedLeases:
-        """The cycle leases kept in this store's file (``leases``)."""
-        return EmbeddedLeases(self, config) if clock is None else EmbeddedLeases(self, config, clock)
 
     @classmethod
     async def open(cls, path: str | Path, *, dim: int | None = None) -> EmbeddedStore:

@@ -18,7 +18,11 @@ Write guarantee (Weaviate has no transactions) — what a unit of work gives her
   already wrote are restored to their pre-images and ``StoreError`` is raised; if the compensation
   fails too, the error says the unit is partially applied (re-running it repairs it).
 - **No isolation**: other readers can see a unit half-applied while it is being written, and units
-  are serialised per ``WeaviateStore`` instance only (not across processes).
+  are serialised per ``WeaviateStore`` instance only (not across processes). Replay markers
+  (messages) are written before a unit's other nodes and read after them, so another process
+  racing the same unit sees a replay or writes the same objects (docs/deploy-weaviate.md).
+- **Shared generations**: every commit rewrites the agent's generation record in ``_Meta``
+  (``leases``), which ``current_generation`` reads for every process's recall cache.
 
 The rooms: ``core`` (client calls, tenants, lookups, batched writes), ``writes`` (the unit's plan
 and its steps), ``reads``, ``search``; argument checks live once in ``BaseStore``. This module
