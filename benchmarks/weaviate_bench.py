@@ -12,7 +12,8 @@ are exact either way (counted from the double's request log).
 Part 3 measures the two edge representations on the same graph (messages mentioning entities plus
 a NEXT chain): the ``{prefix}_Edges`` collection the store uses, and native cross-references
 (``mentions`` / ``next`` reference properties, written with ``reference_add_many``);
-``--no-cross-refs`` skips the second (it re-ingests the whole graph).
+``--no-cross-refs`` skips the second (it re-ingests the whole graph); ``--no-search`` skips parts
+2 and 3 (through the double they take most of the time at 100,000 objects).
 
 Part 4 is the scale-out overhead (docs/deploy-weaviate.md): reading an agent's shared generation
 (what a cached recall costs), a cycle-lease claim (``lease.settle_ms`` included), the fencing read
@@ -87,7 +88,11 @@ class Requests:
     def __init__(self, double: WeaviateDouble | None) -> None:
         self.double = double
         if double is not None:
-            double.engine.record = True
+            engine = double.engine
+            engine.record = True
+            # Keep the method name only: the requests themselves (vectors and all) would hold
+            # gigabytes at 100,000 objects.
+            engine.log = lambda method, request: engine.requests.append((method, None))  # type: ignore[method-assign]
 
     def mark(self) -> int:
         return len(self.double.engine.requests) if self.double else 0
@@ -180,51 +185,54 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
         "requests_per_unit": None if double is None else round((reqs.since(mark) or 0) / units, 1),
     }
 
-    # ---------------------------------------------------------------- 2. query latency
-    q = [queries[i % len(queries)] for i in range(args.queries)]
-    qv = [vecs[(i * 37) % args.n] for i in range(args.queries)]
-    it = iter(range(10**9))
+    if args.search:  # parts 2 and 3
+        # ---------------------------------------------------------------- 2. query latency
+        q = [queries[i % len(queries)] for i in range(args.queries)]
+        qv = [vecs[(i * 37) % args.n] for i in range(args.queries)]
+        it = iter(range(10**9))
 
-    def nxt() -> int:
-        return next(it) % args.queries
+        def nxt() -> int:
+            return next(it) % args.queries
 
-    session = Eq("session", "ses_1")
-    lat: dict[str, Any] = {}
-    cases: dict[str, Callable[[], Awaitable[Any]]] = {
-        "get": lambda: store.get(AGENT, _message(nxt(), "").id),
-        "text_k10": lambda: store.text_search(AGENT, Tier.MESSAGE, q[nxt()], k=10),
-        "vector_k10": lambda: store.vector_search(AGENT, Tier.MESSAGE, qv[nxt()], k=10),
-        "hybrid_k10": lambda: store.hybrid_search(AGENT, Tier.MESSAGE, q[nxt()], qv[nxt()], k=10),
-        "hybrid_filtered_k10": lambda: store.hybrid_search(
-            AGENT, Tier.MESSAGE, q[nxt()], qv[nxt()], k=10, filter=session
-        ),
-        "find_100": lambda: store.find(AGENT, Tier.MESSAGE, session, limit=100),
-        "count": lambda: store.count(AGENT, Tier.MESSAGE),
-    }
-    for name, fn in cases.items():
-        mark = reqs.mark()
-        lat[name] = await _timed(fn, args.queries)
-        used = reqs.since(mark)
-        lat[name]["requests_per_call"] = None if used is None else round(used / args.queries, 2)
-    report["queries"] = lat
+        session = Eq("session", "ses_1")
+        lat: dict[str, Any] = {}
+        cases: dict[str, Callable[[], Awaitable[Any]]] = {
+            "get": lambda: store.get(AGENT, _message(nxt(), "").id),
+            "text_k10": lambda: store.text_search(AGENT, Tier.MESSAGE, q[nxt()], k=10),
+            "vector_k10": lambda: store.vector_search(AGENT, Tier.MESSAGE, qv[nxt()], k=10),
+            "hybrid_k10": lambda: store.hybrid_search(AGENT, Tier.MESSAGE, q[nxt()], qv[nxt()], k=10),
+            "hybrid_filtered_k10": lambda: store.hybrid_search(
+                AGENT, Tier.MESSAGE, q[nxt()], qv[nxt()], k=10, filter=session
+            ),
+            "find_100": lambda: store.find(AGENT, Tier.MESSAGE, session, limit=100),
+            "count": lambda: store.count(AGENT, Tier.MESSAGE),
+        }
+        for name, fn in cases.items():
+            mark = reqs.mark()
+            lat[name] = await _timed(fn, args.queries)
+            used = reqs.since(mark)
+            lat[name]["requests_per_call"] = None if used is None else round(used / args.queries, 2)
+        report["queries"] = lat
 
-    # ---------------------------------------------------------------- 3. edges: collection vs cross-references
-    ids = [_message(i, "").id for i in range(args.n)]
-    ent_ids = [e.id for e in entities]
-    edges: dict[str, Any] = {}
-    for label, direction, seeds in (
-        ("out_1hop", Direction.OUT, lambda: ids[nxt() % args.n : nxt() % args.n + 5]),
-        ("in_1hop_entity", Direction.IN, lambda: ent_ids[:3]),
-        ("both_1hop", Direction.BOTH, lambda: ids[nxt() % args.n : nxt() % args.n + 5]),
-    ):
-        mark = reqs.mark()
-        r = await _timed(lambda d=direction, s=seeds: store.neighbors(AGENT, s(), direction=d), args.queries)
-        used = reqs.since(mark)
-        r["requests_per_hop"] = None if used is None else round(used / args.queries, 2)
-        edges[f"edge_collection_{label}"] = r
-    if args.cross_refs:
-        edges.update(await _cross_refs(await client(), prefix, args, vecs, texts, len(entities), reqs))
-    report["edges"] = edges
+        # ---------------------------------------------------------------- 3. edges: collection vs cross-references
+        ids = [_message(i, "").id for i in range(args.n)]
+        ent_ids = [e.id for e in entities]
+        edges: dict[str, Any] = {}
+        for label, direction, seeds in (
+            ("out_1hop", Direction.OUT, lambda: ids[nxt() % args.n : nxt() % args.n + 5]),
+            ("in_1hop_entity", Direction.IN, lambda: ent_ids[:3]),
+            ("both_1hop", Direction.BOTH, lambda: ids[nxt() % args.n : nxt() % args.n + 5]),
+        ):
+            mark = reqs.mark()
+            r = await _timed(
+                lambda d=direction, s=seeds: store.neighbors(AGENT, s(), direction=d), args.queries
+            )
+            used = reqs.since(mark)
+            r["requests_per_hop"] = None if used is None else round(used / args.queries, 2)
+            edges[f"edge_collection_{label}"] = r
+        if args.cross_refs:
+            edges.update(await _cross_refs(await client(), prefix, args, vecs, texts, len(entities), reqs))
+        report["edges"] = edges
 
     # ---------------------------------------------------------------- 4. scale-out overhead
     other = await WeaviateStore.open(await client(), prefix=prefix, owns_client=True)
@@ -418,6 +426,12 @@ def main() -> None:
     ap.add_argument("--json", type=Path)
     ap.add_argument(
         "--no-cross-refs", dest="cross_refs", action="store_false", help="skip part 3's cross-reference copy"
+    )
+    ap.add_argument(
+        "--no-search",
+        dest="search",
+        action="store_false",
+        help="skip parts 2 and 3 (the double searches by brute force: slow at 100,000 objects)",
     )
     ap.add_argument("--recall", type=Path, help="run the recall harness end to end on this dataset instead")
     ap.add_argument("--conversations", type=int, default=1)
