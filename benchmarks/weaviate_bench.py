@@ -11,7 +11,14 @@ are exact either way (counted from the double's request log).
 
 Part 3 measures the two edge representations on the same graph (messages mentioning entities plus
 a NEXT chain): the ``{prefix}_Edges`` collection the store uses, and native cross-references
-(``mentions`` / ``next`` reference properties, written with ``reference_add_many``).
+(``mentions`` / ``next`` reference properties, written with ``reference_add_many``);
+``--no-cross-refs`` skips the second (it re-ingests the whole graph); ``--no-search`` skips parts
+2 and 3 (through the double they take most of the time at 100,000 objects).
+
+Part 4 is the scale-out overhead (docs/deploy-weaviate.md): reading an agent's shared generation
+(what a cached recall costs), a cycle-lease claim (``lease.settle_ms`` included), the fencing read
+before a leased write, and the generation bump a commit pays, with a second store on the same
+collections (another process) bumping the same agent.
 """
 
 from __future__ import annotations
@@ -81,7 +88,11 @@ class Requests:
     def __init__(self, double: WeaviateDouble | None) -> None:
         self.double = double
         if double is not None:
-            double.engine.record = True
+            engine = double.engine
+            engine.record = True
+            # Keep the method name only: the requests themselves (vectors and all) would hold
+            # gigabytes at 100,000 objects.
+            engine.log = lambda method, request: engine.requests.append((method, None))  # type: ignore[method-assign]
 
     def mark(self) -> int:
         return len(self.double.engine.requests) if self.double else 0
@@ -174,54 +185,101 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
         "requests_per_unit": None if double is None else round((reqs.since(mark) or 0) / units, 1),
     }
 
-    # ---------------------------------------------------------------- 2. query latency
-    q = [queries[i % len(queries)] for i in range(args.queries)]
-    qv = [vecs[(i * 37) % args.n] for i in range(args.queries)]
-    it = iter(range(10**9))
+    if args.search:  # parts 2 and 3
+        # ---------------------------------------------------------------- 2. query latency
+        q = [queries[i % len(queries)] for i in range(args.queries)]
+        qv = [vecs[(i * 37) % args.n] for i in range(args.queries)]
+        it = iter(range(10**9))
 
-    def nxt() -> int:
-        return next(it) % args.queries
+        def nxt() -> int:
+            return next(it) % args.queries
 
-    session = Eq("session", "ses_1")
-    lat: dict[str, Any] = {}
-    cases: dict[str, Callable[[], Awaitable[Any]]] = {
-        "get": lambda: store.get(AGENT, _message(nxt(), "").id),
-        "text_k10": lambda: store.text_search(AGENT, Tier.MESSAGE, q[nxt()], k=10),
-        "vector_k10": lambda: store.vector_search(AGENT, Tier.MESSAGE, qv[nxt()], k=10),
-        "hybrid_k10": lambda: store.hybrid_search(AGENT, Tier.MESSAGE, q[nxt()], qv[nxt()], k=10),
-        "hybrid_filtered_k10": lambda: store.hybrid_search(
-            AGENT, Tier.MESSAGE, q[nxt()], qv[nxt()], k=10, filter=session
-        ),
-        "find_100": lambda: store.find(AGENT, Tier.MESSAGE, session, limit=100),
-        "count": lambda: store.count(AGENT, Tier.MESSAGE),
-    }
-    for name, fn in cases.items():
-        mark = reqs.mark()
-        lat[name] = await _timed(fn, args.queries)
-        used = reqs.since(mark)
-        lat[name]["requests_per_call"] = None if used is None else round(used / args.queries, 2)
-    report["queries"] = lat
+        session = Eq("session", "ses_1")
+        lat: dict[str, Any] = {}
+        cases: dict[str, Callable[[], Awaitable[Any]]] = {
+            "get": lambda: store.get(AGENT, _message(nxt(), "").id),
+            "text_k10": lambda: store.text_search(AGENT, Tier.MESSAGE, q[nxt()], k=10),
+            "vector_k10": lambda: store.vector_search(AGENT, Tier.MESSAGE, qv[nxt()], k=10),
+            "hybrid_k10": lambda: store.hybrid_search(AGENT, Tier.MESSAGE, q[nxt()], qv[nxt()], k=10),
+            "hybrid_filtered_k10": lambda: store.hybrid_search(
+                AGENT, Tier.MESSAGE, q[nxt()], qv[nxt()], k=10, filter=session
+            ),
+            "find_100": lambda: store.find(AGENT, Tier.MESSAGE, session, limit=100),
+            "count": lambda: store.count(AGENT, Tier.MESSAGE),
+        }
+        for name, fn in cases.items():
+            mark = reqs.mark()
+            lat[name] = await _timed(fn, args.queries)
+            used = reqs.since(mark)
+            lat[name]["requests_per_call"] = None if used is None else round(used / args.queries, 2)
+        report["queries"] = lat
 
-    # ---------------------------------------------------------------- 3. edges: collection vs cross-references
-    ids = [_message(i, "").id for i in range(args.n)]
-    ent_ids = [e.id for e in entities]
-    edges: dict[str, Any] = {}
-    for label, direction, seeds in (
-        ("out_1hop", Direction.OUT, lambda: ids[nxt() % args.n : nxt() % args.n + 5]),
-        ("in_1hop_entity", Direction.IN, lambda: ent_ids[:3]),
-        ("both_1hop", Direction.BOTH, lambda: ids[nxt() % args.n : nxt() % args.n + 5]),
-    ):
-        mark = reqs.mark()
-        r = await _timed(lambda d=direction, s=seeds: store.neighbors(AGENT, s(), direction=d), args.queries)
-        used = reqs.since(mark)
-        r["requests_per_hop"] = None if used is None else round(used / args.queries, 2)
-        edges[f"edge_collection_{label}"] = r
-    edges.update(await _cross_refs(await client(), prefix, args, vecs, texts, len(entities), reqs))
-    report["edges"] = edges
+        # ---------------------------------------------------------------- 3. edges: collection vs cross-references
+        ids = [_message(i, "").id for i in range(args.n)]
+        ent_ids = [e.id for e in entities]
+        edges: dict[str, Any] = {}
+        for label, direction, seeds in (
+            ("out_1hop", Direction.OUT, lambda: ids[nxt() % args.n : nxt() % args.n + 5]),
+            ("in_1hop_entity", Direction.IN, lambda: ent_ids[:3]),
+            ("both_1hop", Direction.BOTH, lambda: ids[nxt() % args.n : nxt() % args.n + 5]),
+        ):
+            mark = reqs.mark()
+            r = await _timed(
+                lambda d=direction, s=seeds: store.neighbors(AGENT, s(), direction=d), args.queries
+            )
+            used = reqs.since(mark)
+            r["requests_per_hop"] = None if used is None else round(used / args.queries, 2)
+            edges[f"edge_collection_{label}"] = r
+        if args.cross_refs:
+            edges.update(await _cross_refs(await client(), prefix, args, vecs, texts, len(entities), reqs))
+        report["edges"] = edges
+
+    # ---------------------------------------------------------------- 4. scale-out overhead
+    other = await WeaviateStore.open(await client(), prefix=prefix, owns_client=True)
+    report["scaleout"] = await _scaleout(store, other, args.queries, reqs)
+    await other.close()
     await store.close()
     if double is not None:
         double.stop()
     return report
+
+
+async def _scaleout(store: WeaviateStore, other: WeaviateStore, runs: int, reqs: Requests) -> dict[str, Any]:
+    """Latency and requests of the lease and generation calls (see the module docstring)."""
+    from uniko_memory.config import LeaseConfig
+    from uniko_memory.store.lease import CYCLE_LEASE
+
+    lease_cfg = LeaseConfig()
+    leases = store.lease_store(lease_cfg)
+    out: dict[str, Any] = {"lease_settle_ms": lease_cfg.settle_ms}
+
+    async def measured(name: str, fn: Callable[[], Awaitable[Any]], n: int) -> None:
+        mark = reqs.mark()
+        out[name] = await _timed(fn, n)
+        used = reqs.since(mark)
+        out[name]["requests_per_call"] = None if used is None else round(used / n, 2)
+
+    await measured("generation_read", lambda: other.current_generation(AGENT), runs)
+    await measured("lease_verify_read", lambda: leases.current(AGENT, CYCLE_LEASE), runs)
+
+    async def claim() -> None:
+        lease = await leases.acquire(AGENT, CYCLE_LEASE, "bench", lease_cfg.ttl_secs)
+        assert lease is not None
+        await leases.release(lease)
+
+    await measured("lease_claim_and_release", claim, max(3, runs // 20))
+    it = iter(range(10**9))
+
+    async def commit(s: WeaviateStore) -> None:
+        async with s.unit(AGENT) as u:
+            u.put(_message(10**8 + next(it), "scale-out probe"))
+
+    await measured("unit_commit_1_message", lambda: commit(store), runs // 2)
+    bumps_from = await other.current_generation(AGENT)
+    await measured("unit_commit_other_store", lambda: commit(other), runs // 2)
+    assert await store.current_generation(AGENT) != bumps_from  # the first store sees them
+    out["commit_generation_requests"] = 2  # one read and one write of the record, per commit
+    return out
 
 
 async def _cross_refs(
@@ -366,6 +424,15 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--index", default="hnsw", choices=["hnsw", "flat", "dynamic"])
     ap.add_argument("--json", type=Path)
+    ap.add_argument(
+        "--no-cross-refs", dest="cross_refs", action="store_false", help="skip part 3's cross-reference copy"
+    )
+    ap.add_argument(
+        "--no-search",
+        dest="search",
+        action="store_false",
+        help="skip parts 2 and 3 (the double searches by brute force: slow at 100,000 objects)",
+    )
     ap.add_argument("--recall", type=Path, help="run the recall harness end to end on this dataset instead")
     ap.add_argument("--conversations", type=int, default=1)
     ap.add_argument("--questions", type=int, default=None, help="first N questions per conversation")

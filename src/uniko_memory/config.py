@@ -132,6 +132,39 @@ class PipelineConfig(_Group):
         return self
 
 
+class LeaseConfig(_Group):
+    """Cycle leases: several processes on one store run each agent's cycles once (``store.lease``).
+
+    A holder writes only while more than ``safety_margin_secs`` of its lease remain (by its own
+    clock); others see a lease expired only ``clock_skew_secs`` after its end (by theirs). So the
+    margin must cover the skew plus one write's latency.
+    """
+
+    enabled: bool = True
+    ttl_secs: float = Field(60.0, gt=0)
+    renew_every_secs: float = Field(15.0, gt=0)
+    safety_margin_secs: float = Field(10.0, ge=0)
+    clock_skew_secs: float = Field(2.0, ge=0)
+    #: Weaviate only (no compare-and-set): wait this long after claiming before reading the claim
+    #: back; it must exceed the slowest lease write (a claim slower than this is abandoned).
+    settle_ms: float = Field(500.0, gt=0)
+    #: ``exclusive_cycle`` waits this long for another process's lease before ``LeaseUnavailable``.
+    acquire_timeout_secs: float = Field(120.0, ge=0)
+    poll_secs: float = Field(1.0, gt=0)
+    #: Read the lease back before every write of a leased cycle (one round trip per unit).
+    verify_each_write: bool = True
+
+    @model_validator(mode="after")
+    def _timing(self) -> LeaseConfig:
+        if self.safety_margin_secs <= self.clock_skew_secs:
+            raise ValueError("lease.safety_margin_secs must exceed lease.clock_skew_secs")
+        if self.renew_every_secs >= self.ttl_secs - self.safety_margin_secs:
+            raise ValueError("lease.renew_every_secs must be below ttl_secs - safety_margin_secs")
+        if self.settle_ms / 1000 >= self.safety_margin_secs:
+            raise ValueError("lease.settle_ms must be below safety_margin_secs")
+        return self
+
+
 class ConsolidationConfig(_Group):
     cluster_objects: bool = True
     cluster_cosine: float = Field(0.88, ge=0.0, le=1.0)
@@ -421,6 +454,7 @@ class UnikoConfig(_Group):
     ingest: IngestConfig = Field(default_factory=IngestConfig)
     nlp: NlpConfig = Field(default_factory=NlpConfig)
     pipeline: PipelineConfig = Field(default_factory=PipelineConfig)
+    lease: LeaseConfig = Field(default_factory=LeaseConfig)
     consolidation: ConsolidationConfig = Field(default_factory=ConsolidationConfig)
     cortex: CortexConfig = Field(default_factory=CortexConfig)
     #: Recall tuning: the same type ``RecallConfig`` extends with the per-call scope.

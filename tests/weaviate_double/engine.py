@@ -93,6 +93,23 @@ class Fault:
     message: str = "injected failure"
 
 
+def _id_set(f: dict[str, Any] | None) -> set[str] | None:
+    """The uuids a filter can match when it is an id ``Equal`` / ``ContainsAny`` (alone or inside
+    an ``And``); None when it may match any object. The full predicate still applies."""
+    if f is None:
+        return None
+    if f["op"] == "And":
+        for g in f["filters"]:
+            ids = _id_set(g)
+            if ids is not None:
+                return ids
+        return None
+    if f.get("target", {}).get("property") == "_id" and f["op"] in ("Equal", "ContainsAny"):
+        v = f["value"]
+        return {str(x).lower() for x in (v if isinstance(v, list) else [v])}
+    return None
+
+
 def tokens(text: str, tokenization: str) -> list[str]:
     if tokenization == "field":
         t = text.strip()
@@ -238,6 +255,9 @@ class Engine:
         self.requests: list[tuple[str, Any]] = []  # (method, request) for wire-contract tests
         self.record = False
         self.faults: list[Fault] = []
+        #: Injected latency: seconds to wait before serving ``(method, collection)`` (collection
+        #: None = every collection), outside the lock, e.g. to widen race windows between processes.
+        self.delays: dict[tuple[str, str | None], float] = {}
         self.hybrid_leg_limit = 100
         self.dims: dict[tuple[str, str], int] = {}
 
@@ -246,6 +266,10 @@ class Engine:
         if self.record:
             with self.lock:
                 self.requests.append((method, request))
+
+    def delay(self, method: str, collection: str | None) -> float:
+        with self.lock:
+            return self.delays.get((method, collection), self.delays.get((method, None), 0.0))
 
     def take_fault(self, method: str, collection: str | None) -> Fault | None:
         with self.lock:
@@ -554,7 +578,9 @@ class Engine:
     def candidates(self, cname: str, tenant: str | None, f: dict[str, Any] | None) -> list[tuple[str, Obj]]:
         shard = self.shard(cname, tenant)
         pred = self.compile(cname, tenant, f)
-        return sorted((u, o) for u, o in shard.items() if pred(u, o))
+        ids = _id_set(f)  # a lookup by id reads those objects, not the whole shard (as Weaviate does)
+        rows = shard.items() if ids is None else ((u, shard[u]) for u in ids if u in shard)
+        return sorted((u, o) for u, o in rows if pred(u, o))
 
     def bm25(
         self,

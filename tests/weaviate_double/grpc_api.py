@@ -194,6 +194,9 @@ class WeaviateService(weaviate_pb2_grpc.WeaviateServicer):
     # ------------------------------------------------------------------ plumbing
     def _guard(self, method: str, request: Any, context: grpc.ServicerContext, collection: str | None) -> Any:
         self.engine.log(method, request)
+        wait = self.engine.delay(method, collection)
+        if wait:
+            time.sleep(wait)
         fault = self.engine.take_fault(method, collection)
         if fault is not None and not fault.per_object:
             context.abort(grpc.StatusCode.INTERNAL, fault.message)

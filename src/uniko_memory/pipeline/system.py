@@ -11,7 +11,10 @@
 - Heavy CPU work holds one of ``cpu_slots`` (default 1) so an interactive recall always finds a
   free core: background work never starves a query.
 - ``exclusive_cycle(agent)`` is the agent's cycle lock: a forget or a sweep holds it so no
-  consolidation cycle of that agent runs meanwhile.
+  consolidation cycle of that agent runs meanwhile. When the store offers leases
+  (``store.lease_store``: Weaviate; or ``leases=`` is given), the lock is also the agent's cycle
+  lease, shared by every process on the store: a cycle runs in one process at a time, and one that
+  loses its lease stops writing (``store.lease``).
 
 (Over 400 lines on purpose: one class whose queues, workers, dead letters and triggers share
 their state; split, each part would reach into the others.)
@@ -39,6 +42,15 @@ from ..ingest.turn import Turn
 from ..model import DeadLetter, Tier, make_id
 from ..model.time import utcnow
 from ..store.filters import Eq
+from ..store.lease import (
+    CYCLE_LEASE,
+    LeaseLost,
+    LeaseStore,
+    LeaseUnavailable,
+    acquire_waiting,
+    hold,
+    holder_id,
+)
 from .recovery import items_for_messages, observations_for_messages, pending_message_ids
 from .steps import StepErrorPolicy
 
@@ -109,6 +121,7 @@ class PipelineSystem:
         consolidate: CycleFn | None = None,
         breaker: Any = None,
         cpu_slots: int = 1,
+        leases: LeaseStore | None = None,
     ) -> None:
         self.config = config
         self.pc = config.pipeline
@@ -138,6 +151,14 @@ class PipelineSystem:
         self.consolidations_run = 0
         self.backpressure_events = 0
         self._dead_letters_pending = 0
+        #: The store's cycle leases (None: this process's locks alone); ``holder`` names us in them.
+        self.leases = leases if leases is not None else self._store_leases()
+        self.holder = holder_id()
+        self.cycles_skipped = 0
+
+    def _store_leases(self) -> LeaseStore | None:
+        make = getattr(self.store, "lease_store", None)
+        return make(self.config.lease) if self.config.lease.enabled and callable(make) else None
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
@@ -411,20 +432,49 @@ class PipelineSystem:
     @contextlib.asynccontextmanager
     async def exclusive_cycle(self, agent: str) -> AsyncIterator[None]:
         """Hold ``agent``'s cycle lock: no consolidation cycle of that agent runs inside the block
-        (one already running is waited for). Not reentrant: never call ``consolidate`` inside."""
-        async with self._cycle_locks[agent]:
+        (one already running is waited for). Not reentrant: never call ``consolidate`` inside.
+
+        With store leases it is held across processes too: another process's cycle is waited for
+        up to ``lease.acquire_timeout_secs`` (then ``LeaseUnavailable``), and a write inside the
+        block after the lease was lost raises ``LeaseLost`` instead of being applied."""
+        async with self._cycle_locks[agent], self._leased(agent, wait=self.config.lease.acquire_timeout_secs):
+            yield
+
+    @contextlib.asynccontextmanager
+    async def _leased(self, agent: str, *, wait: float) -> AsyncIterator[None]:
+        if self.leases is None:
+            yield
+            return
+        lease = await acquire_waiting(
+            self.leases, self.config.lease, agent, CYCLE_LEASE, self.holder, wait=wait
+        )
+        if lease is None:
+            raise LeaseUnavailable(
+                f"another process holds the {CYCLE_LEASE!r} lease of agent {agent!r} "
+                f"(waited {wait:.0f}s; lease.acquire_timeout_secs)"
+            )
+        async with hold(self.leases, self.config.lease, lease):
             yield
 
     async def consolidate(self, agent: str) -> Any:
-        """Run one consolidation cycle for ``agent`` now (after its queued post-ingest work)."""
+        """Run one consolidation cycle for ``agent`` now (after its queued post-ingest work).
+
+        Returns None without running when another process holds the agent's cycle lease (it is
+        consolidating the same observations), or when the cycle failed or lost its lease."""
         if self.consolidate_fn is None:
             return None
         async with self._cycle_locks[agent]:
             self._obs_since_cycle[agent] = 0
             self._last_cycle[agent] = time.monotonic()
             try:
-                async with self.cpu:
+                async with self._leased(agent, wait=0.0), self.cpu:
                     result = await self.consolidate_fn(agent)
+            except LeaseUnavailable:
+                self.cycles_skipped += 1
+                return None
+            except LeaseLost as exc:
+                log.warning("consolidation cycle for agent %s stopped: %s", agent, exc)
+                return None
             except Exception:
                 log.exception("consolidation cycle failed for agent %s", agent)
                 return None

@@ -17,7 +17,7 @@ import logging
 from typing import Any
 
 from ..providers.token_counter import TokenCounter, as_token_counter
-from .cache import RecallCache
+from .cache import RecallCache, shared_generation
 from .config import RecallConfig
 from .intent import IntentProfile, build_intent_at, predict_answer_type, validate_query
 from .items import (
@@ -78,6 +78,8 @@ async def recall(
     key = None
     generation = store.generation(agent)
     if cache is not None and cfg.use_cache and not cfg.explain:
+        # Another process's writes count too: one small read on a store shared by processes.
+        generation = await shared_generation(store, agent)
         key = RecallCache.key(agent, query, {**cfg.result_key(), "token_counter": counter.name})
         cached = cache.get(key, generation)
         if cached is not None:
@@ -110,5 +112,5 @@ async def recall(
         log.debug("unrestricted recall returned policy-scoped items for agent %s", agent)
     if cache is not None and key is not None and not bundle.degraded:
         # A degraded bundle (embedder down, reranker failed) must not outlive the fault.
-        cache.put(key, generation, store.generation(agent), bundle)
+        cache.put(key, generation, await shared_generation(store, agent), bundle)
     return bundle

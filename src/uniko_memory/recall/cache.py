@@ -1,7 +1,9 @@
 """Recall cache keyed on every result-changing field, kept coherent by per-agent write generations.
 
 ``get`` records the agent's store generation; ``put`` drops the entry if any write landed for that
-agent while the recall ran, so a cached bundle never hides a write.
+agent while the recall ran, so a cached bundle never hides a write. The generation is the store's
+``current_generation`` where it has one (Weaviate: the agent's record shared by every process, one
+read by id), so another process's write invalidates this process's entries too.
 """
 
 from __future__ import annotations
@@ -14,6 +16,13 @@ from collections import OrderedDict
 from typing import Any
 
 from .items import ContextBundle
+
+
+async def shared_generation(store: Any, agent: str) -> int:
+    """The agent's generation as every process on ``store`` sees it (this process's own for a
+    store without ``current_generation``)."""
+    current = getattr(store, "current_generation", None)
+    return int(await current(agent)) if callable(current) else int(store.generation(agent))
 
 
 class RecallCache:

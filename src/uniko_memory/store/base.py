@@ -33,6 +33,7 @@ from ..errors import ClosedError
 from ..model import Direction, Edge, EdgeType, Node, Tier
 from .buffered_unit import BufferedUnit
 from .filters import Filter, validate
+from .lease import check_fence
 from .protocol import Hit
 
 if TYPE_CHECKING:
@@ -77,6 +78,11 @@ class BaseStore(ABC, Generic[U]):
         """Bumped by every commit that changed ``agent``'s content (caches key on it)."""
         return self._generations.get(agent, 0)
 
+    async def current_generation(self, agent: str) -> int:
+        """The generation as every process sees it (a backend shared by processes reads its
+        stored counter; here: this process's own, which is exact for a single-process store)."""
+        return self.generation(agent)
+
     def _bump(self, agent: str) -> None:
         self._generations[agent] = self._generations.get(agent, 0) + 1
 
@@ -107,6 +113,7 @@ class BaseStore(ABC, Generic[U]):
             u = self._new_unit(agent)
             yield u
             if u.ops:
+                await check_fence(agent)  # a leased cycle that lost its lease writes nothing
                 await self._commit_unit(u)
 
     async def delete(self, agent: str, node_ids: Sequence[str]) -> int:
@@ -114,7 +121,10 @@ class BaseStore(ABC, Generic[U]):
         check_agent(agent)
         ids = unique(node_ids)
         self._check_open()
-        return await self._delete(agent, ids) if ids else 0
+        if not ids:
+            return 0
+        await check_fence(agent)
+        return await self._delete(agent, ids)
 
     async def redact(self, agent: str, node_ids: Sequence[str]) -> int:
         """Replace the nodes by their redacted copies (content, text index and vector gone)."""
@@ -122,6 +132,7 @@ class BaseStore(ABC, Generic[U]):
         nodes = await self.get_many(agent, unique(node_ids))
         if not nodes:
             return 0
+        await check_fence(agent)
         return await self._redact(agent, nodes)
 
     async def set_meta(self, key: str, value: str) -> None:

@@ -130,7 +130,11 @@ async def test_batch_objects_request_shape(store: WeaviateStore, double: Weaviat
     async with store.unit(AGENT) as u:
         u.put(m, vector=vec)
         u.put_edge(Edge(type=EdgeType.NEXT, src=m.id, dst="msg_other", props={"gap_ms": 5}))
-    node_req, edge_req, agent_req = _requests(double, "BatchObjects")
+    # The nodes, the edges, the agent registry, then the agent's shared generation record.
+    node_req, edge_req, agent_req, gen_req = _requests(double, "BatchObjects")
+    (gen,) = gen_req["objects"]
+    assert gen["collection"] == f"{store.prefix}_Meta" and "tenant" not in gen
+    assert json.loads(gen["properties"]["nonRefProperties"]["value"])["c"] == 1
     (obj,) = node_req["objects"]
     assert obj["collection"] == f"{store.prefix}Message"
     assert obj["tenant"] == AGENT

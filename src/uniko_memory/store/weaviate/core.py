@@ -12,6 +12,7 @@ import functools
 import hashlib
 import json
 import re
+import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -33,6 +34,8 @@ _PAGE = 5_000
 _TENANT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 _NO_TENANT = re.compile(r"tenant\b.*\b(not found|does not exist|not exist)", re.IGNORECASE | re.DOTALL)
 _PREFIX = re.compile(r"^[A-Z][A-Za-z0-9]{0,40}$")
+#: Tiers whose presence marks a unit as applied (ingest's replay check reads its messages).
+REPLAY_MARKERS = frozenset({Tier.MESSAGE})
 
 
 def tenant_name(agent: str) -> str:
@@ -82,6 +85,9 @@ class WeaviateCore(BaseStore[WeaviateUnit]):
         self.edges = sc.edge_collection(prefix)
         self.meta = sc.meta_collection(prefix)
         self.blobs = sc.blob_collection(prefix)
+        #: This instance's name in the agents' shared generation records, and its last counters.
+        self._writer_id = uuid.uuid4().hex
+        self._shared_gen: dict[str, int] = {}
         #: Test hook: called with the step name before each write step of a commit.
         self.before_write_step: Callable[[str], None] | None = None
 
@@ -192,7 +198,8 @@ class WeaviateCore(BaseStore[WeaviateUnit]):
             self._hints[prefix] = tier
 
     async def _lookup(self, tenant: str, node_ids: Iterable[str], *, vectors: bool) -> dict[str, StoredNode]:
-        """The stored nodes among ``node_ids``: the hinted tier first, then every tier for the rest.
+        """The stored nodes among ``node_ids``: hinted tiers first, then every tier for the rest, the
+        replay markers last (see below).
 
         A node id lives in exactly one tier collection (a commit that moves a node deletes the old
         copy), so a hit in the hinted tier is final.
@@ -230,16 +237,27 @@ class WeaviateCore(BaseStore[WeaviateUnit]):
                         self._vector_of(obj) if vectors else None,
                     )
 
+        # Replay markers (messages) are read after every other tier, and commits write them first:
+        # a reader that sees any other node of a unit then sees its markers too, so a concurrent
+        # identical unit in another process reads as a replay (tests/reliability/test_scaleout.py).
+        others = [t for t in Tier if t not in REPLAY_MARKERS]
+        hints = {i: self._hints.get(i.partition("_")[0]) for i in ids}
+        marked = {i for i, t in hints.items() if t in REPLAY_MARKERS}
         hinted: dict[Tier, list[str]] = {}
-        for i in ids:
-            tier = self._hints.get(i.partition("_")[0])
-            if tier is not None:
+        for i, tier in hints.items():
+            if tier is not None and tier not in REPLAY_MARKERS:
                 hinted.setdefault(tier, []).append(i)
         if hinted:
             await round_(list(hinted.items()))
+        rest = [i for i in ids if i not in found and i not in marked]
+        if rest:
+            await round_([(t, rest) for t in others])
         rest = [i for i in ids if i not in found]
         if rest:
-            await round_([(t, rest) for t in Tier])
+            await round_([(t, rest) for t in REPLAY_MARKERS])
+        rest = [i for i in ids if i not in found and i in marked]  # a message id seen in no marker tier
+        if rest:
+            await round_([(t, rest) for t in others])
         return found
 
     @staticmethod

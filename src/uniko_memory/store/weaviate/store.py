@@ -18,7 +18,11 @@ Write guarantee (Weaviate has no transactions) — what a unit of work gives her
   already wrote are restored to their pre-images and ``StoreError`` is raised; if the compensation
   fails too, the error says the unit is partially applied (re-running it repairs it).
 - **No isolation**: other readers can see a unit half-applied while it is being written, and units
-  are serialised per ``WeaviateStore`` instance only (not across processes).
+  are serialised per ``WeaviateStore`` instance only (not across processes). Replay markers
+  (messages) are written before a unit's other nodes and read after them, so another process
+  racing the same unit sees a replay or writes the same objects (docs/deploy-weaviate.md).
+- **Shared generations**: every commit rewrites the agent's generation record in ``_Meta``
+  (``leases``), which ``current_generation`` reads for every process's recall cache.
 
 The rooms: ``core`` (client calls, tenants, lookups, batched writes), ``writes`` (the unit's plan
 and its steps), ``reads``, ``search``; argument checks live once in ``BaseStore``. This module
@@ -32,10 +36,12 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from ...config import LeaseConfig
 from ...errors import SchemaMismatch, StoreError
 from ...model import Tier
 from . import schema as sc
 from .core import tenant_name
+from .leases import WeaviateLeases
 from .reads import WeaviateReads
 from .search import WeaviateSearch
 from .writes import WeaviateWrites
@@ -80,6 +86,10 @@ class WeaviateStore(WeaviateWrites, WeaviateReads, WeaviateSearch):
             await store.close()
             raise
         return store
+
+    def lease_store(self, config: LeaseConfig, clock: Callable[[], float] | None = None) -> WeaviateLeases:
+        """The cycle leases of this deployment (records in ``{prefix}_Meta``; see ``leases``)."""
+        return WeaviateLeases(self, config) if clock is None else WeaviateLeases(self, config, clock)
 
     async def _ensure_schema(self) -> None:
         specs: list[tuple[str, Callable[[], Any]]] = []

@@ -16,8 +16,9 @@ from ...model.time import to_epoch, to_utc
 from ..buffered_unit import DeleteNode, Op, PutNode, serialize_node
 from ..text_query import clean_text
 from . import schema as sc
-from .core import WeaviateCore, tenant_name
+from .core import REPLAY_MARKERS, WeaviateCore, tenant_name
 from .filter_map import Side, any_of
+from .leases import GENERATION_KIND, as_int, next_record
 from .unit import (
     EdgeKey,
     Plan,
@@ -134,8 +135,10 @@ class WeaviateWrites(WeaviateCore):
             by_tier: dict[Tier, list[Any]] = {}
             for stored in states.values():
                 by_tier.setdefault(stored.tier, []).append(self._node_object(stored))
-            for tier, objs in by_tier.items():
-                await self._insert(self.collections[tier], tenant, objs)
+            # Replay markers (messages) first: a process that reads them last (``_lookup``) and
+            # finds none has seen none of this unit's other nodes either (no double-apply).
+            for tier in sorted(by_tier, key=lambda t: t not in REPLAY_MARKERS):
+                await self._insert(self.collections[tier], tenant, by_tier[tier])
 
         async def del_nodes(states: dict[str, StoredNode]) -> None:
             by_tier: dict[Tier, list[str]] = {}
@@ -264,15 +267,39 @@ class WeaviateWrites(WeaviateCore):
 
     async def _commit_unit(self, unit: WeaviateUnit) -> None:
         # Shielded: a cancellation after the block can't leave the unit half-written.
-        await asyncio.shield(self._commit(unit.agent, unit.ops, unit.dim))
-        self._bump(unit.agent)
+        plan = await asyncio.shield(self._commit(unit.agent, unit.ops, unit.dim))
+        if not plan.empty:
+            await self._bump_shared(unit.agent)
 
     async def _delete(self, agent: str, node_ids: list[str]) -> int:
         plan = await self._commit(agent, [DeleteNode(i) for i in node_ids])
         n = sum(1 for pre, fin in plan.nodes.values() if pre is not None and fin is None)
         if n:
-            self._bump(agent)
+            await self._bump_shared(agent)
         return n
+
+    # ------------------------------------------------------------------ generations
+    async def _bump_shared(self, agent: str) -> None:
+        """Bump the agent's generation here and in its ``_Meta`` record (one read, one write), so
+        other processes' recall caches see this write (``current_generation``)."""
+        self._bump(agent)
+        key = tenant_name(agent)
+        try:
+            raw = await self._meta_get(GENERATION_KIND, key)
+            counter, record = next_record(raw, self._shared_gen.get(agent, 0), self._writer_id)
+            await self._meta_put(GENERATION_KIND, key, record)
+        except StoreError as exc:
+            raise StoreError(
+                f"the unit for agent {agent!r} was written, but its generation could not be published "
+                f"({exc}); other processes may serve cached recalls without it until their cache ttl"
+            ) from exc
+        self._shared_gen[agent] = counter
+
+    async def current_generation(self, agent: str) -> int:
+        """The agent's generation as stored in Weaviate (one small read by id): changes with every
+        committed write of any process."""
+        self._check_open()
+        return as_int(await self._meta_get(GENERATION_KIND, tenant_name(agent)))
 
     async def _redact(self, agent: str, nodes: dict[str, Node]) -> int:
         ops: list[Op] = []
@@ -280,7 +307,7 @@ class WeaviateWrites(WeaviateCore):
             red = node.redacted_copy()
             ops.append(PutNode(red, serialize_node(red)))
         await self._commit(agent, ops)
-        self._bump(agent)
+        await self._bump_shared(agent)
         return len(nodes)
 
     async def _set_meta(self, key: str, value: str) -> None:
