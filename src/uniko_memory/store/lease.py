@@ -25,12 +25,14 @@ import socket
 import time
 import uuid
 from collections.abc import AsyncIterator
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
-from ..config import LeaseConfig
 from ..errors import UnikoError
+
+if TYPE_CHECKING:  # config imports the store package (EmbeddedVectorOptions): no cycle at run time
+    from ..config import LeaseConfig
 
 #: The lease the pipeline's consolidation and cortex cycles (and ``exclusive_cycle``) hold.
 CYCLE_LEASE = "cycle"
