@@ -156,7 +156,9 @@ async def test_ann_agrees_with_exact_search(tmp_path: Path) -> None:
         want = await exact.vector_search(AGENT, Tier.MESSAGE, q, k=10)
         got = await ann.vector_search(AGENT, Tier.MESSAGE, q, k=10)
         overlap.append(len({h.id for h in want} & {h.id for h in got}) / 10)
-        assert got[0].id == want[0].id
+        # An HNSW walk is approximate (and a threaded build is not deterministic): the best hit
+        # must be as good as exact's best, whichever of a near-tie it is.
+        assert got[0].id == want[0].id or abs(got[0].score - want[0].score) < 2e-3
         assert abs(got[0].score - want[0].score) < 2e-3
         assert all(0.0 <= h.score <= 1.0 for h in got)
         assert [h.score for h in got] == sorted((h.score for h in got), reverse=True)
