@@ -362,6 +362,7 @@ class SentenceRender:
                     )
                     self.repl[tok.i] = "got" if has_aux else "has got"
         self._agreement()
+        self._complement_that()
         self._temporal()
         self._vocatives()
 
@@ -564,6 +565,19 @@ class SentenceRender:
             for conj in subj.head.conjuncts:
                 if conj.i > subj.head.i and not any(c.dep_ in SUBJ_DEPS for c in conj.children):
                     self._agree(conj, subj.i)
+
+    def _complement_that(self) -> None:
+        """ "reminds me I need" -> "reminds John that John needs", not "reminds John John needs":
+        an object and the subject of the clause right after it that became the same name."""
+        for tok in self.sent:
+            if tok.dep_ not in ("nsubj", "nsubjpass") or tok.i <= self.sent.start:
+                continue
+            prev = self.sent.doc[tok.i - 1]
+            if prev.dep_ not in ("dobj", "dative") or prev.head.i != tok.head.head.i:
+                continue
+            word = self.repl.get(tok.i, tok.text)
+            if word and word == self.repl.get(prev.i, prev.text):
+                self.repl[tok.i] = f"that {word}"
 
     @staticmethod
     def _perfect_s(tok: Token, nxt: str) -> bool:

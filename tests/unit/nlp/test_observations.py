@@ -423,6 +423,12 @@ def test_pronoun_state_salience_and_clear() -> None:
         ("I hurt my ankle when I run.", "Caroline hurts ", None),
         # an irregular past the tagger read as a present takes no "-s"
         ("Sofia, I forgot to call you.", "forgot to call", "forgots"),
+        # an object and the next clause's subject that became the same name: "that" between them
+        (
+            "My wife is always reminding me I should slow down.",
+            "reminding Caroline that Caroline",
+            "Caroline Caroline",
+        ),
     ],
 )
 def test_agreement_keeps_tense_and_person(nlp: Any, text: str, wanted: str, unwanted: str | None) -> None:
