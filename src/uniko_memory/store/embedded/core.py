@@ -25,6 +25,7 @@ from ...model import Node, node_class
 from ..base import BaseStore
 from . import ann_cache
 from .ann_index import AnnIndex, load_usearch
+from .node_rows import full_json
 from .schema import configure
 from .sqlite_errors import to_store_error
 from .unit import EmbeddedUnit
@@ -40,6 +41,9 @@ BATCH = 500
 #: ``(agent, tier, node id, node rowid, vector or None = removed)``: a commit's changes to the RAM
 #: indexes (the rowid is the key of an ANN index).
 VectorChange = tuple[str, str, str, int, np.ndarray | None]
+#: The columns a node is decoded from (``EmbeddedCore._decode``), for ``SELECT``.
+NODE_FIELDS = "tier, data, id, visibility, redacted"
+NODE_FIELDS_N = "n.tier, n.data, n.id, n.visibility, n.redacted"
 #: One (agent, tier)'s RAM index: exact below ``EmbeddedVectorOptions.exact_below``, ANN above.
 AnyIndex = VectorIndex | AnnIndex
 
@@ -278,5 +282,7 @@ class EmbeddedCore(BaseStore[EmbeddedUnit]):
         return await asyncio.to_thread(run)
 
     @staticmethod
-    def _decode(tier: str, data: str) -> Node:
-        return node_class(tier).model_validate_json(data)
+    def _decode(agent: str, row: Sequence[Any]) -> Node:
+        """A node from its row: ``NODE_FIELDS`` in order (the agent is the one asked for)."""
+        tier, data, node_id, visibility, redacted = row
+        return node_class(tier).model_validate_json(full_json(data, node_id, agent, visibility, redacted))

@@ -5,14 +5,17 @@ from __future__ import annotations
 import sqlite3
 
 from ...errors import SchemaMismatch, StoreError
+from .edge_schema import EDGE_TABLES, migrate_v2_edges
 from .vector_codec import Storage
 from .vector_schema import VECTOR_TABLE, migrate_v1_vectors
 
-SCHEMA_VERSION = "2"
-#: Versions ``migrate`` upgrades in place: 1 -> 2 moved the vectors (``vector_schema``).
-_UPGRADES = {"1"}
+SCHEMA_VERSION = "3"
+#: Versions ``migrate`` upgrades in place: 1 -> 2 moved the vectors (``vector_schema``), 2 -> 3
+#: the edges (``edge_schema``).
+_UPGRADES = {"1", "2"}
 
-DDL = """
+DDL = (
+    """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS nodes (
     rowid INTEGER PRIMARY KEY,
@@ -30,18 +33,11 @@ CREATE UNIQUE INDEX IF NOT EXISTS nodes_id ON nodes (agent, id);
 CREATE INDEX IF NOT EXISTS nodes_tier_ts ON nodes (agent, tier, redacted, ts);
 CREATE INDEX IF NOT EXISTS nodes_session ON nodes (agent, session, tier, redacted, id);
 CREATE INDEX IF NOT EXISTS nodes_participant ON nodes (agent, participant, tier, redacted, id);
-CREATE TABLE IF NOT EXISTS edges (
-    agent TEXT NOT NULL,
-    src TEXT NOT NULL,
-    type TEXT NOT NULL,
-    dst TEXT NOT NULL,
-    props TEXT NOT NULL DEFAULT '{}',
-    PRIMARY KEY (agent, src, type, dst)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS edges_dst ON edges (agent, dst, type);
 CREATE TABLE IF NOT EXISTS blobs (sha256 TEXT PRIMARY KEY, data BLOB NOT NULL) WITHOUT ROWID;
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(text, tokenize = 'porter unicode61 remove_diacritics 2');
 """
+    + EDGE_TABLES
+)
 
 
 def check_fts5(conn: sqlite3.Connection) -> None:
@@ -80,7 +76,9 @@ def migrate(conn: sqlite3.Connection, storage: Storage = "float16") -> None:
     elif row[0] in _UPGRADES:
         conn.execute("BEGIN IMMEDIATE")
         try:
-            migrate_v1_vectors(conn, storage)
+            if row[0] == "1":
+                migrate_v1_vectors(conn, storage)
+            migrate_v2_edges(conn)
             conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (SCHEMA_VERSION,))
             conn.execute("COMMIT")
         except BaseException:

@@ -20,10 +20,11 @@ class EmbeddedVectorOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    #: At-rest (and ANN) precision of a stored vector. float16 halves the bytes; a score moves by
-    #: at most ~1e-3 (a unit vector's components are rounded to 11 bits). float32 is exact. Either
-    #: format is read back whatever the setting (a blob's length says which it is).
-    storage: Literal["float16", "float32"] = "float16"
+    #: At-rest precision of a stored vector (``vector_codec``). float16 halves float32's bytes and
+    #: moves a score by ~1e-4; int8 quarters them and moves a score by ~1e-3; float32 is exact. An
+    #: ANN graph holds float16 for int8 and float16 rows. Every format is read back whatever the
+    #: setting (a blob's length says which it is).
+    storage: Literal["int8", "float16", "float32"] = "int8"
     #: Rows of one (agent, tier) from which an approximate (HNSW) index answers searches; below it
     #: an exact float32 matrix does. 0 = always ANN (when the package is installed). An index that
     #: has switched to ANN stays ANN until the store is reopened.
