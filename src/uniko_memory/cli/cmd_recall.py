@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..model import Viewer
 from .output import _out
-from .store_access import add_store_options, open_engine, pick_agent, print_json, run_command, short
+from .store_access import CliError, add_store_options, open_engine, pick_agent, print_json, run_command, short
 
 
 def register(sub: Any) -> None:
@@ -26,6 +27,15 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--participant", action="append", default=None, help="only these participants (repeatable)"
     )
+    p.add_argument(
+        "--viewer", default=None, help="recall for this participant: only what they may see (docs/scoping.md)"
+    )
+    p.add_argument(
+        "--team", action="append", default=[], help="with --viewer: a team they belong to (repeatable)"
+    )
+    p.add_argument(
+        "--org", action="append", default=[], help="with --viewer: an org they belong to (repeatable)"
+    )
     p.add_argument("--explain", action="store_true", help="also show each item's score, channels and sources")
     p.set_defaults(run=run)
 
@@ -44,6 +54,12 @@ async def recall(args: argparse.Namespace) -> int:
         options["sessions"] = args.session
     if args.participant:
         options["participants"] = args.participant
+    if args.viewer is not None:
+        options["viewer"] = Viewer(
+            participant_id=args.viewer, teams=frozenset(args.team), orgs=frozenset(args.org)
+        )
+    elif args.team or args.org:
+        raise CliError("--team and --org describe a --viewer; give --viewer too")
     async with open_engine(args.path) as uni:
         agent = uni.agent(await pick_agent(uni.kb.store, args.agent))
         bundle = await agent.recall(args.question, **options)
