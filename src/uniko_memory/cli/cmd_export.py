@@ -13,7 +13,7 @@ from typing import Any
 from .. import __version__
 from ..model import Tier
 from ..transfer import export_agent, export_lines
-from .output import _err, _Progress
+from .output import _err, _out, _Progress
 from .store_access import CliError, add_store_options, open_kb, pick_agent, print_json, run_command
 
 
@@ -66,7 +66,7 @@ async def export(args: argparse.Namespace) -> int:
     if args.json and not to_stdout:
         print_json(summary)
     else:
-        (_err if to_stdout else print)(  # stdout carries the export itself
+        (_err if to_stdout else _out)(  # stdout carries the export itself
             f"exported agent {agent}: {counts.get('node', 0)} nodes, {counts.get('edge', 0)} edges, "
             f"{counts.get('blob', 0)} documents to {args.out}"
             + ("" if to_stdout else f"; load it with: uniko import {args.out} --path NEW.db")

@@ -56,9 +56,15 @@ async def list_nodes(args: argparse.Namespace) -> int:
         agent = await pick_agent(store, args.agent)
         parts: list[Filter] = []
         if args.session is not None:
-            parts.append(Eq("session", session_id(agent, args.session)))
+            sid = session_id(agent, args.session)
+            if await store.get(agent, sid) is None:
+                raise CliError(f"no session {args.session!r} in agent {agent!r} (see `uniko sessions`)")
+            parts.append(Eq("session", sid))
         if args.participant is not None:
-            parts.append(Eq("participant", participant_id(agent, args.participant)))
+            pid = participant_id(agent, args.participant)
+            if await store.get(agent, pid) is None:
+                raise CliError(f"no participant {args.participant!r} in agent {agent!r}")
+            parts.append(Eq("participant", pid))
         flt: Filter | None = None
         for part in parts:
             flt = part if flt is None else flt & part

@@ -115,6 +115,8 @@ def test_list_pages_and_filters(store: Path, capsys: pytest.CaptureFixture[str])
     assert "Hey Mel!" in out
     _fails(capsys, [*base, "--tier", "memes"], "unknown tier 'memes'", "observation")
     _fails(capsys, [*base, "--limit", "0"], "--limit must be at least 1")
+    _fails(capsys, [*base, "--session", "session_9"], "no session 'session_9' in agent 'mini-1'")
+    _fails(capsys, [*base, "--participant", "Jon"], "no participant 'Jon' in agent 'mini-1'")
 
 
 def test_sessions_lists_turn_counts(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
