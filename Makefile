@@ -19,6 +19,7 @@ setup:
 # The demo's store stays at $(DEMO_PATH) (it prints the commands to explore it next).
 demo: setup
 	$(RUN) uniko demo --path $(DEMO_PATH)
+	@echo "(in this checkout \`uniko\` is .venv/bin/uniko, or run it as: uv run uniko ...)"
 
 # Wheels and sdists of the core and the three integrations, into ./dist.
 dist: setup
