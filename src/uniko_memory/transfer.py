@@ -8,7 +8,8 @@ The file is one JSON object a line, ``"record"`` naming its kind:
   exporting ``uniko_version`` and ``exported_at``;
 - ``node``: ``tier``, ``node`` (the node's JSON, every field) and ``vector`` (its stored vector as
   base64 little-endian float32, or null), for every node of the agent, redacted ones included:
-  a redacted node is exported as stored, blank and flagged, so a redaction survives the round trip;
+  a redacted node is exported as stored, blank and flagged, without a vector, so a redaction
+  survives the round trip;
 - ``edge``: ``edge`` (``type``, ``src``, ``dst``, ``props``);
 - ``blob``: ``sha256`` and ``data`` (base64), the bytes of the agent's Artifacts;
 - ``meta``: ``key`` and ``value``, the agent's forget tombstones (so a forgotten participant stays
@@ -141,7 +142,8 @@ async def export_agent(
                     "record": "node",
                     "tier": tier.value,
                     "node": node.model_dump(mode="json"),
-                    "vector": _vector_text(vectors.get(node.id)),
+                    # a redacted node is never searched: its vector stays behind too
+                    "vector": None if node.redacted else _vector_text(vectors.get(node.id)),
                 }
                 if tier is Tier.ARTIFACT and not node.redacted:
                     blobs.append(getattr(node, "sha256", ""))

@@ -71,6 +71,7 @@ async def _round_trip(source: Store, target: Store) -> None:
         np.testing.assert_allclose(after[2][nid], vec, atol=VECTOR_ATOL)
     redacted = [n for n in after[0].values() if n["redacted"]]
     assert len(redacted) == 1 and redacted[0]["content"] == ""
+    assert redacted[0]["id"] not in after[2]  # no vector of forgotten content travels
     assert await target.get_blob(hashlib.sha256(BLOB).hexdigest()) == BLOB
     assert await target.get_meta(f"forget.tombstones/{AGENT}") is not None
     assert report.nodes == len(before[0]) and report.blobs == 1 and report.meta == 1
