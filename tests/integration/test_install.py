@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -52,6 +53,10 @@ def test_built_wheels_install_into_a_fresh_venv_and_work(tmp_path: Path) -> None
     sdists = sorted(dist.glob("*.tar.gz"))
     assert sorted(w.name.split("-")[0] for w in wheels) == sorted(PACKAGES)
     assert sorted(s.name.rsplit("-", 1)[0] for s in sdists) == sorted(PACKAGES)
+    core_sdist = next(s for s in sdists if s.name.startswith("uniko_memory-"))
+    with tarfile.open(core_sdist) as tar:
+        tops = {Path(name).parts[1] for name in tar.getnames() if len(Path(name).parts) > 2}
+    assert tops == {"src", "docs"}, f"the core sdist ships only the package and its docs, not {tops}"
 
     venv = tmp_path / "venv"
     _ok(_run([*uv, "venv", "--quiet", "--python", sys.executable, str(venv)]), "uv venv")
