@@ -27,6 +27,8 @@ PROVENANCE_EDGES: tuple[tuple[EdgeType, Direction], ...] = (
 )
 MAX_DEPTH = 6
 DEFAULT_MAX_CHILDREN = 10
+#: Sources of one node read (then ordered by time, oldest first) before --max-children is applied.
+SOURCES_READ = 1000
 
 
 @dataclass
@@ -94,14 +96,15 @@ async def provenance(store: Any, agent: str, root: Node, *, max_children: int) -
             if isinstance(step.node, Message):
                 continue  # the chain ends at the turns
             refs = [(via, nid) for via, nid in await _sources(store, agent, step.node) if nid not in seen]
-            shown, step.more = refs[:max_children], max(0, len(refs) - max_children)
-            nodes = await store.get_many(agent, [nid for _, nid in shown])
-            for via, nid in shown:
-                if nid in nodes:
-                    seen.add(nid)
-                    child = Step(nodes[nid], via)
-                    step.children.append(child)
-                    nxt.append(child)
+            nodes = await store.get_many(agent, [nid for _, nid in refs[:SOURCES_READ]])
+            found = [(via, nodes[nid]) for via, nid in refs if nid in nodes]
+            found.sort(key=lambda vn: (str(vn[1].time_key() or ""), vn[1].id))  # oldest first
+            step.more = max(0, len(refs) - max_children)
+            for via, source in found[:max_children]:
+                seen.add(source.id)
+                child = Step(source, via)
+                step.children.append(child)
+                nxt.append(child)
         if not nxt:
             break
         level = nxt
