@@ -8,11 +8,15 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from . import cmd_export, cmd_forget, cmd_import, cmd_list, cmd_recall, cmd_sessions, cmd_show
 from .cmd_bench import bench
-from .cmd_demo import demo, stats
+from .cmd_demo import DEMO_PATH, demo, stats
 from .cmd_ingest import DEFAULT_PATH, ingest, ingest_doc
 from .formats import InputError
 from .output import _err
+
+#: Commands that register themselves (``register(sub)`` adds the sub-command and its ``run``).
+SELF_REGISTERING = (cmd_recall, cmd_list, cmd_show, cmd_sessions, cmd_export, cmd_import, cmd_forget)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -28,7 +32,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "`uniko bench --help` lists its options",
     )
     p_demo = sub.add_parser("demo", help="ingest the bundled sample conversation and show what was stored")
-    p_demo.add_argument("--path", type=Path, default=None, help="keep the store at this path")
+    p_demo.add_argument(
+        "--path", type=Path, default=DEMO_PATH, help=f"where the demo store is kept (default: ./{DEMO_PATH})"
+    )
     p_stats = sub.add_parser("stats", help="count nodes per agent and tier in a store")
     p_stats.add_argument("path", type=Path)
     p_ing = sub.add_parser(
@@ -75,7 +81,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_doc.add_argument("--mime-type", default=None, help="the type of every file (default: from its suffix)")
     p_doc.add_argument("--session", default=None, help="attach the documents to this session")
     p_doc.add_argument("--visibility", default="public", help="public (default), private:P, team:T or org:O")
+    for module in SELF_REGISTERING:
+        module.register(sub)
     args = parser.parse_args(argv)
+    run = getattr(args, "run", None)
+    if run is not None:
+        rc: int = run(args)
+        return rc
     if args.command == "demo":
         asyncio.run(demo(args.path))
     elif args.command == "stats":
