@@ -84,6 +84,8 @@ async def test_a_schema_2_store_is_upgraded_with_the_same_edges(tmp_path: Path) 
     await store.close()
     with sqlite3.connect(db) as conn:
         downgrade_edges_to_schema_2(conn)
+        conn.execute("DROP INDEX nodes_session")  # schema 2's index, with the id
+        conn.execute("CREATE INDEX nodes_session ON nodes (agent, session, tier, redacted, id)")
         conn.execute("UPDATE meta SET value='2' WHERE key='schema_version'")
 
     store = await EmbeddedStore.open(db, dim=DIM)
@@ -97,6 +99,8 @@ async def test_a_schema_2_store_is_upgraded_with_the_same_edges(tmp_path: Path) 
         assert "edges_v2" not in tables
         cols = [r[1] for r in conn.execute("PRAGMA table_info(edges)")]
         assert cols == ["src", "type", "dst", "props"]
+        sql = conn.execute("SELECT sql FROM sqlite_master WHERE name='nodes_session'").fetchone()[0]
+        assert "WHERE session IS NOT NULL" in sql and "id)" not in sql
 
 
 async def test_a_deleted_node_takes_its_edges_and_its_key(tmp_path: Path) -> None:

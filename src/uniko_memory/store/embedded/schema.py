@@ -14,6 +14,16 @@ SCHEMA_VERSION = "3"
 #: the edges (``edge_schema``).
 _UPGRADES = {"1", "2"}
 
+#: The session and participant indexes (schema 3): only the rows that have one (a Fact or an
+#: Entity has neither), and no id column (the rowid finds the row; schema 2 also held the id, ~36
+#: bytes an entry). A query's ``session = ?`` / ``IN (...)`` implies ``IS NOT NULL``, so SQLite
+#: uses them as before.
+NODE_SCOPE_INDEXES = """
+CREATE INDEX IF NOT EXISTS nodes_session ON nodes (agent, session, tier, redacted) WHERE session IS NOT NULL;
+CREATE INDEX IF NOT EXISTS nodes_participant ON nodes (agent, participant, tier, redacted)
+    WHERE participant IS NOT NULL;
+"""
+
 DDL = (
     """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -31,11 +41,10 @@ CREATE TABLE IF NOT EXISTS nodes (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS nodes_id ON nodes (agent, id);
 CREATE INDEX IF NOT EXISTS nodes_tier_ts ON nodes (agent, tier, redacted, ts);
-CREATE INDEX IF NOT EXISTS nodes_session ON nodes (agent, session, tier, redacted, id);
-CREATE INDEX IF NOT EXISTS nodes_participant ON nodes (agent, participant, tier, redacted, id);
 CREATE TABLE IF NOT EXISTS blobs (sha256 TEXT PRIMARY KEY, data BLOB NOT NULL) WITHOUT ROWID;
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(text, tokenize = 'porter unicode61 remove_diacritics 2');
 """
+    + NODE_SCOPE_INDEXES
     + EDGE_TABLES
 )
 
@@ -79,6 +88,11 @@ def migrate(conn: sqlite3.Connection, storage: Storage = "float16") -> None:
             if row[0] == "1":
                 migrate_v1_vectors(conn, storage)
             migrate_v2_edges(conn)
+            for name in ("nodes_session", "nodes_participant"):
+                conn.execute(f"DROP INDEX IF EXISTS {name}")
+            for statement in NODE_SCOPE_INDEXES.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
             conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (SCHEMA_VERSION,))
             conn.execute("COMMIT")
         except BaseException:
