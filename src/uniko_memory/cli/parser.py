@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,6 +21,18 @@ SELF_REGISTERING = (cmd_recall, cmd_list, cmd_show, cmd_sessions, cmd_export, cm
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The ``uniko`` command; a reader that closes the pipe early (``uniko export | head``) ends it
+    quietly, as Unix tools do."""
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # Python's recipe: point stdout at devnull so the interpreter's final flush cannot fail.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["bench"]:  # every later argument (--help included) belongs to the harness
         return bench(argv[1:])

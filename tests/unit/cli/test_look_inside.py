@@ -291,3 +291,32 @@ def test_forget_refuses_what_it_cannot_find(store: Path, capsys: pytest.CaptureF
     _fails(capsys, [*base, "--participant", "Nobody", "--yes"], "no participant 'Nobody'")
     _fails(capsys, [*base, "--participant", "Jon", "--session", "session_1"], "not both")
     assert _json(capsys, ["list", "--path", str(store), "--agent", "mini-1", "--json"])["total"] == 5
+
+
+def test_export_into_a_pipe_closed_early_ends_quietly(store: Path) -> None:
+    """``uniko export | head -1``: the reader goes away; no traceback, no half-written error."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "uniko_memory.cli",
+            "export",
+            "--path",
+            str(store),
+            "--agent",
+            "mini-1",
+            "-o",
+            "-",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline().startswith(b"{")
+    proc.stdout.close()  # as `head -1` does
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) in (0, 1)
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err
