@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import cmd_mcp
+from . import cmd_inspect, cmd_mcp
 from .cmd_bench import bench
 from .cmd_demo import demo, stats
 from .cmd_ingest import DEFAULT_PATH, ingest, ingest_doc
@@ -77,6 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_doc.add_argument("--session", default=None, help="attach the documents to this session")
     p_doc.add_argument("--visibility", default="public", help="public (default), private:P, team:T or org:O")
     cmd_mcp.add_parser(sub)
+    cmd_inspect.add_parser(sub)
     args = parser.parse_args(argv)
     if getattr(args, "run", None) is not None:  # a command module's own entry (cmd_mcp, ...)
         return int(args.run(args))
