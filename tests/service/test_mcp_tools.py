@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -203,3 +204,28 @@ async def test_feedback_tool(uni: Uniko) -> None:
     assert not rated.is_error, rated.content[0].text
     bad = await call(uni, "feedback", {"item_ids": [], "useful": True})
     assert bad.is_error and "item_ids" in bad.content[0].text
+
+
+async def test_a_read_only_store_offers_only_the_reading_tools(tmp_path: Path) -> None:
+    from tests.unit.ingest._support import FakeEmbedder
+    from uniko_memory.config import UnikoConfig
+
+    db = tmp_path / "m.db"
+    writer = await Uniko.open(db, embedder=FakeEmbedder())
+    try:
+        await call(writer, "observe", {"session": "s1", "turns": TURNS[:1]})
+        await writer.agent("alice").flush()
+        reader = await Uniko.open(
+            db, UnikoConfig.build({"store": {"embedded_read_only": True}}), embedder=FakeEmbedder()
+        )
+        try:
+            async with mcp.Client(build_server(reader, agent="alice")) as client:
+                names = {t.name for t in (await client.list_tools()).tools}
+                got = await client.call_tool("recall", {"question": "What is the cat called?"})
+            assert names == {t.name for t in available_tools(Agent) if t.read_only}
+            assert "observe" not in names and "forget" not in names
+            assert "Miso" in got.content[0].text
+        finally:
+            await reader.close()
+    finally:
+        await writer.close()

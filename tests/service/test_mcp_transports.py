@@ -164,3 +164,46 @@ async def test_http_loopback_without_tokens_serves_the_configured_agent(tmp_path
     finally:
         _stop(server)
     assert server.proc.returncode == 0  # SIGTERM: a clean shutdown, the store closed
+
+
+def _start_inspector(db: Path) -> tuple[subprocess.Popen[str], str | None, str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "uniko_memory.cli", "inspect", "--path", str(db), "--port", "0"],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        env=_env(),
+    )
+    assert proc.stderr is not None
+    notes = []
+    for line in proc.stderr:
+        notes.append(line)
+        if m := re.search(r"at (http://127\.0\.0\.1:\d+/)", line):
+            return proc, m.group(1), "".join(notes)
+    return proc, None, "".join(notes)
+
+
+async def test_the_inspector_reads_beside_a_running_server(tmp_path: Path) -> None:
+    """The server is the one writer; ``uniko inspect`` on the same store opens it read-only and
+    sees what the server stores."""
+    db = tmp_path / "m.db"
+    server = _start("--http", "--port", "0", "--path", str(db), "--agent", "alice")
+    inspector = None
+    try:
+        await server.call(None, "observe", {"session": "s1", "turns": [TURN]})
+        inspector, url, notes = _start_inspector(db)
+        assert url, notes
+        assert "opening it read-only" in notes
+        async with httpx2.AsyncClient(timeout=60) as http:
+            overview = (await http.get(url + "api/overview")).json()
+            assert overview["read_only"] is True
+            assert overview["agents"][0]["tiers"]["message"] == 1
+            second = {**TURN, "id": "t2", "content": "Miso loves tuna."}
+            await server.call(None, "observe", {"session": "s1", "turns": [second]})
+            msgs = (await http.get(url + "api/agents/alice/messages?session=s1")).json()["messages"]
+            assert [m["turn_id"] for m in msgs] == ["t1", "t2"]  # the writer's new turn, seen
+    finally:
+        if inspector is not None:
+            inspector.terminate()
+            inspector.wait(timeout=30)
+        _stop(server)

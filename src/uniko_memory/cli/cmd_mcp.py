@@ -45,6 +45,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--tokens-file", type=Path, default=None, help='JSON {"token": "agent", ...}: one agent per token'
     )
+    p.add_argument(
+        "--read-only",
+        action="store_true",
+        help="open the store read-only beside the process that writes it; offers recall and list_sessions",
+    )
     p.set_defaults(run=run)
 
 
@@ -85,10 +90,12 @@ async def _serve(args: argparse.Namespace) -> int:
     if args.http:
         check_exposure(args.host, tokens is not None)
         sock = bind_socket(args.host, args.port)
+    from ..config import UnikoConfig
     from ..facade import Uniko
 
+    config = UnikoConfig.build({"store": {"embedded_read_only": True}}) if args.read_only else None
     try:
-        uni = await Uniko.open(args.path)
+        uni = await Uniko.open(args.path, config)
     except BaseException:
         if sock is not None:
             sock.close()

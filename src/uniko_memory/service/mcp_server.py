@@ -112,7 +112,8 @@ def build_server(
     """An ``mcp.server.mcpserver.MCPServer`` serving ``tools`` on ``uni``'s memory.
 
     Without ``tokens`` every call works on ``agent``; with them, on the agent of the caller's
-    bearer token (the HTTP app then refuses a request without a known token; see ``http``).
+    bearer token (the HTTP app then refuses a request without a known token; see ``http``). On a
+    store opened read-only only the tools that read are offered.
     """
     require_mcp()
     from mcp.server.auth.settings import AuthSettings
@@ -137,7 +138,10 @@ def build_server(
         auth=auth,
         log_level="WARNING",
     )
-    for spec in available_tools(Agent, tools):
+    offered = available_tools(Agent, tools)
+    if getattr(uni.kb.store, "read_only", False):  # a reader beside the writer: its reads only
+        offered = [t for t in offered if t.read_only]
+    for spec in offered:
         server.add_tool(
             _bind(spec, resolver),
             name=spec.name,
