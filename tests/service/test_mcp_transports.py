@@ -3,6 +3,7 @@ over streamable HTTP (bearer tokens, one agent per token, refusals)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -207,3 +208,40 @@ async def test_the_inspector_reads_beside_a_running_server(tmp_path: Path) -> No
             inspector.terminate()
             inspector.wait(timeout=30)
         _stop(server)
+
+
+async def test_a_killed_server_loses_no_acknowledged_turn(tmp_path: Path) -> None:
+    """Several clients write through the one server; it is SIGKILLed mid-run: every turn a client
+    got an answer for is stored, and the next server opens the store at once."""
+    from uniko_memory.model import Message, Tier
+    from uniko_memory.store.embedded import EmbeddedStore
+
+    db = tmp_path / "m.db"
+    server = _start("--http", "--port", "0", "--path", str(db), "--agent", "alice")
+    acked: list[str] = []
+
+    async def client(k: int) -> None:
+        for i in range(1000):
+            turn = {**TURN, "id": f"c{k}-{i}", "content": f"Client {k} says hello number {i}."}
+            got = await server.call(None, "observe", {"session": f"s{k}", "turns": [turn]})
+            assert got.structured_content["stored"] == 1
+            acked.append(turn["id"])
+
+    tasks = [asyncio.create_task(client(k)) for k in range(3)]
+    try:
+        while len(acked) < 15:
+            await asyncio.sleep(0.05)
+            assert not any(t.done() for t in tasks), [t.exception() for t in tasks if t.done()]
+        server.proc.kill()
+        server.proc.wait(timeout=30)
+    finally:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    store = await EmbeddedStore.open(db)  # the dead server's lock went with it
+    try:
+        found = await store.find("alice", Tier.MESSAGE, limit=100_000)
+        stored = {m.external_id for m in found if isinstance(m, Message)}
+    finally:
+        await store.close()
+    assert set(acked) <= stored, sorted(set(acked) - stored)
