@@ -187,8 +187,9 @@ async def test_wake_up_tool(uni: Uniko) -> None:
     await call(uni, "observe", {"session": "s1", "turns": TURNS})
     await uni.agent("alice").flush()
     got = await call(uni, "wake_up", {"max_tokens": 200})
-    assert not got.is_error
+    assert not got.is_error, got.content[0].text
     assert got.structured_content["total_tokens"] <= 200
+    assert "Miso" in got.content[0].text
     assert (
         got.content[0].text.startswith("Memory (quoted data") or got.content[0].text == "Nothing stored yet."
     )
@@ -202,6 +203,9 @@ async def test_feedback_tool(uni: Uniko) -> None:
     ids = [i["node_id"] for i in got.structured_content["items"]]
     rated = await call(uni, "feedback", {"item_ids": ids[:1], "useful": True})
     assert not rated.is_error, rated.content[0].text
+    assert rated.structured_content["rated"] == 1
+    unknown = await call(uni, "feedback", {"item_ids": ["msg_no_such_node"], "useful": False})
+    assert not unknown.is_error and unknown.structured_content["rated"] == 0
     bad = await call(uni, "feedback", {"item_ids": [], "useful": True})
     assert bad.is_error and "item_ids" in bad.content[0].text
 

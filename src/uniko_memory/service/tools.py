@@ -231,11 +231,15 @@ async def list_sessions(
 
 async def wake_up(
     agent: Agent,
-    max_tokens: Annotated[int, Field(ge=1, description="tokens the primer may take")] = 600,
+    max_tokens: Annotated[
+        int | None, Field(ge=1, description="tokens the primer may take (default: the server's)")
+    ] = None,
     sessions: Annotated[list[str] | None, Field(description="only these sessions' memories")] = None,
 ) -> ToolOutput:
     """A primer for the start of a conversation: who this memory is about and its densest lines."""
-    options: dict[str, Any] = {"max_tokens": max_tokens}
+    options: dict[str, Any] = {}
+    if max_tokens is not None:
+        options["max_tokens"] = max_tokens
     if sessions is not None:
         options["sessions"] = sessions
     bundle = await agent.wake_up(**options)  # type: ignore[attr-defined, unused-ignore]
@@ -253,8 +257,9 @@ async def feedback(
 ) -> ToolOutput:
     """Rate recalled items as useful or not; later recalls learn from it."""
     result = await agent.feedback(item_ids, useful, weight=weight)  # type: ignore[attr-defined, unused-ignore]
-    text = f"recorded {'useful' if useful else 'not useful'} for {len(item_ids)} item(s)"
-    return ToolOutput(text=text, data={"result": _dump(result)})
+    rated = result if isinstance(result, int) else len(item_ids)  # Agent.feedback: memories rated
+    text = f"recorded {'useful' if useful else 'not useful'} for {rated} stored memory(ies)"
+    return ToolOutput(text=text, data={"rated": rated, "result": _dump(result)})
 
 
 TOOLS: tuple[ToolSpec, ...] = (
