@@ -18,7 +18,7 @@ DEFAULT_PORT = 8766
 HOST = "127.0.0.1"
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "inspect",
         help="browse a memory in a local web page (tiers, provenance graph, recall trace, forget)",

@@ -21,7 +21,7 @@ DEFAULT_PORT = 8765
 DEFAULT_AGENT = "default"
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "mcp",
         help="serve a memory to MCP clients (stdio, or streamable HTTP with --http)",
