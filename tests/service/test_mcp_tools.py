@@ -233,3 +233,14 @@ async def test_a_read_only_store_offers_only_the_reading_tools(tmp_path: Path) -
             await reader.close()
     finally:
         await writer.close()
+
+
+def test_without_the_sdk_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from uniko_memory.errors import MissingDependency
+    from uniko_memory.service.mcp_server import require_mcp
+
+    monkeypatch.setitem(sys.modules, "mcp.server.mcpserver", None)  # as if not installed
+    with pytest.raises(MissingDependency, match=r"uniko-memory\[mcp\]"):
+        require_mcp()
