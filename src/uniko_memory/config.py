@@ -36,6 +36,9 @@ class StoreConfig(_Group):
     #: than most reads; a first search that loads an index still goes to a worker). False: every
     #: read in a worker thread, for an event loop that must never run a query itself.
     embedded_inline_reads: bool = True
+    #: Open the embedded store as a reader beside the one process that writes it (recall, stats,
+    #: the inspector; every write refused with ``StoreReadOnly``). See docs/mcp.md, "Several processes".
+    embedded_read_only: bool = False
 
 
 class ModelConfig(_Group):

@@ -93,7 +93,11 @@ class KnowledgeBase:
             raise ConfigError("KnowledgeBase.open(path) is the embedded store; use from_store() for others")
         dim = embedder.dim if embedder is not None else None
         store = await EmbeddedStore.open(
-            path, dim=dim, vectors=cfg.store.embedded_vectors, inline_reads=cfg.store.embedded_inline_reads
+            path,
+            dim=dim,
+            vectors=cfg.store.embedded_vectors,
+            inline_reads=cfg.store.embedded_inline_reads,
+            read_only=cfg.store.embedded_read_only,
         )
         return await cls.from_store(store, cfg, embedder=embedder)
 

@@ -9,7 +9,17 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import cmd_export, cmd_forget, cmd_import, cmd_list, cmd_recall, cmd_sessions, cmd_show
+from . import (
+    cmd_export,
+    cmd_forget,
+    cmd_import,
+    cmd_inspect,
+    cmd_list,
+    cmd_mcp,
+    cmd_recall,
+    cmd_sessions,
+    cmd_show,
+)
 from .cmd_bench import bench
 from .cmd_demo import DEMO_PATH, demo, stats
 from .cmd_ingest import DEFAULT_PATH, ingest, ingest_doc
@@ -17,7 +27,17 @@ from .formats import InputError
 from .output import _err
 
 #: Commands that register themselves (``register(sub)`` adds the sub-command and its ``run``).
-SELF_REGISTERING = (cmd_recall, cmd_list, cmd_show, cmd_sessions, cmd_export, cmd_import, cmd_forget)
+SELF_REGISTERING = (
+    cmd_recall,
+    cmd_list,
+    cmd_show,
+    cmd_sessions,
+    cmd_export,
+    cmd_import,
+    cmd_forget,
+    cmd_mcp,
+    cmd_inspect,
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

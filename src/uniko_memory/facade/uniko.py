@@ -113,9 +113,10 @@ class Uniko:
             nlp = NlpPipeline(kb.config.models.spacy_model)
         uni = cls(kb, nlp, engine)
         await uni._pipeline.start()
-        for agent in await kb.store.agents():  # finish what a previous process left undone
-            await uni._pipeline.recover(agent)
-            await uni._forgetting.resume(agent)
+        if not getattr(kb.store, "read_only", False):  # a reader leaves that to the writer
+            for agent in await kb.store.agents():  # finish what a previous process left undone
+                await uni._pipeline.recover(agent)
+                await uni._forgetting.resume(agent)
         return uni
 
     @classmethod

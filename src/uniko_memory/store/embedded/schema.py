@@ -62,8 +62,9 @@ def check_fts5(conn: sqlite3.Connection) -> None:
         ) from exc
 
 
-def configure(conn: sqlite3.Connection) -> None:
-    conn.execute("PRAGMA journal_mode=WAL")
+def configure(conn: sqlite3.Connection, *, read_only: bool = False) -> None:
+    if not read_only:  # a reader finds the store in WAL mode (the writer set it once)
+        conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA busy_timeout=5000")
     conn.execute("PRAGMA foreign_keys=OFF")
@@ -72,6 +73,33 @@ def configure(conn: sqlite3.Connection) -> None:
     # the file. The default of some SQLite builds (Debian's), not of all. Measured: +~50 us on a
     # ~200 us raw SQLite write unit; an observe (2-5 ms) showed no difference beyond its noise.
     conn.execute("PRAGMA secure_delete=ON")
+
+
+def upgrade_needed(version: str) -> SchemaMismatch:
+    return SchemaMismatch(
+        f"the store is schema {version}, which this uniko-memory upgrades to schema {SCHEMA_VERSION} "
+        "in place the first time it opens it with write access; it could not write it now (read-only). "
+        "Open it once read-write (for example `uniko stats PATH` as a user who can write the file and "
+        "its directory), then read-only as before. Nothing was changed"
+    )
+
+
+def check_readable(conn: sqlite3.Connection) -> None:
+    """For a read-only open: the schema must be this version's (a reader never upgrades)."""
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+    except sqlite3.OperationalError as exc:
+        if "no such table" not in str(exc):
+            raise
+        row = None
+    if row is None:
+        raise StoreError("not a uniko-memory store (no schema): a read-only open never creates one")
+    if row[0] in _UPGRADES:
+        raise upgrade_needed(row[0])
+    if row[0] != SCHEMA_VERSION:
+        raise SchemaMismatch(
+            f"store schema version {row[0]} is not supported by this uniko-memory (expects {SCHEMA_VERSION})"
+        )
 
 
 def migrate(conn: sqlite3.Connection, storage: Storage = "float16") -> None:
@@ -83,8 +111,8 @@ def migrate(conn: sqlite3.Connection, storage: Storage = "float16") -> None:
         conn.execute("INSERT INTO meta(key, value) VALUES('schema_version', ?)", (SCHEMA_VERSION,))
         conn.commit()
     elif row[0] in _UPGRADES:
-        conn.execute("BEGIN IMMEDIATE")
         try:
+            conn.execute("BEGIN IMMEDIATE")
             if row[0] == "1":
                 migrate_v1_vectors(conn, storage)
             migrate_v2_edges(conn)
@@ -95,8 +123,11 @@ def migrate(conn: sqlite3.Connection, storage: Storage = "float16") -> None:
                     conn.execute(statement)
             conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (SCHEMA_VERSION,))
             conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
+        except BaseException as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.OperationalError) and "readonly" in str(exc).lower():
+                raise upgrade_needed(row[0]) from exc
             raise
     elif row[0] != SCHEMA_VERSION:
         raise SchemaMismatch(
