@@ -102,10 +102,24 @@ def check_readable(conn: sqlite3.Connection) -> None:
         )
 
 
+def _stored_version(conn: sqlite3.Connection) -> str | None:
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+    except sqlite3.OperationalError as exc:
+        if "no such table" not in str(exc):
+            raise
+        return None
+    return None if row is None else str(row[0])
+
+
 def migrate(conn: sqlite3.Connection, storage: Storage = "float16") -> None:
-    """Create the schema, or upgrade an older one in one transaction (``_UPGRADES``)."""
-    conn.executescript(DDL)
-    row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+    """Create the schema, or upgrade an older one in one transaction (``_UPGRADES``). An older
+    store's tables are created inside that transaction, so a store that cannot be written (a
+    read-only file) is left as it was and says how to upgrade it."""
+    version = _stored_version(conn)
+    if version is None or version == SCHEMA_VERSION:
+        conn.executescript(DDL)  # a new store's tables; on this version's store, no-ops
+    row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() if version else None
     if row is None:
         conn.execute(VECTOR_TABLE)
         conn.execute("INSERT INTO meta(key, value) VALUES('schema_version', ?)", (SCHEMA_VERSION,))
@@ -113,6 +127,9 @@ def migrate(conn: sqlite3.Connection, storage: Storage = "float16") -> None:
     elif row[0] in _UPGRADES:
         try:
             conn.execute("BEGIN IMMEDIATE")
+            for statement in DDL.split(";"):  # not executescript: it would commit
+                if statement.strip():
+                    conn.execute(statement)
             if row[0] == "1":
                 migrate_v1_vectors(conn, storage)
             migrate_v2_edges(conn)
