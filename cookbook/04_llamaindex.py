@@ -74,7 +74,7 @@ memory_agent.flush_sync()
 # ## Retriever and query engine
 
 # %%
-retriever = UnikoRetriever(memory_agent, k=4)
+retriever = UnikoRetriever(memory_agent, similarity_top_k=4)
 for node in retriever.retrieve("Where does Priya work now?"):
     print(f"{node.score:.4f} {node.node.metadata['kind']:<11} {node.node.get_content()}")
 

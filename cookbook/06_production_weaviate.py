@@ -111,7 +111,7 @@ else:
 if uni is not None:
     from langchain_uniko import UnikoRetriever
 
-    retriever = UnikoRetriever(agent=agent, k=3)
+    retriever = UnikoRetriever(agent=agent, limit=3)
     for doc in await retriever.ainvoke("When did Tomas hurt his ankle?"):
         print(doc.metadata["kind"], "|", doc.page_content)
 else:
