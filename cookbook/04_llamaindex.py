@@ -100,7 +100,12 @@ print([n.node.get_content()[:80] for n in response.source_nodes])
 # %%
 # `sessions=` scopes the block's recall to this chat's own history (None: every session).
 block = UnikoMemoryBlock(
-    agent=memory_agent, session_id="llama-chat", sessions=["llama-chat"], priority=0, k=4, token_budget=300
+    agent=memory_agent,
+    session_id="llama-chat",
+    sessions=["llama-chat"],
+    priority=0,
+    similarity_top_k=4,
+    token_budget=300,
 )
 chat_memory = Memory.from_defaults(
     session_id="llama-chat",
