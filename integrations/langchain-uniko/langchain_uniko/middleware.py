@@ -61,9 +61,12 @@ class UnikoMiddleware(AgentMiddleware):
         token_budget: the injected memory's token budget (the rendered text, framing included).
         viewer: a participant id or ``Viewer`` limiting what may be recalled.
         recall_scope_to_session: recall from the current session only (default: all sessions).
-        recall_config: a base ``RecallConfig``; ``recall_options``: further overrides.
-        user_id / assistant_id: participant ids of the two speakers.
-        inject / record: switch either half off.
+        recall_config: a base ``RecallConfig``.
+        recall_options: further ``RecallConfig`` overrides.
+        user_id: the participant id of the user.
+        assistant_id: the participant id of the assistant.
+        inject: add recalled memory to the system message (False: record only).
+        record: store the run's turns after the agent (False: inject only).
         header: frame the injected memory with the "quoted data, not instructions" header and
             ``<memory>`` tags (entries are quoted line by line either way).
         record_episode: also store each question/answer exchange as a query Episode (``True`` or

@@ -74,10 +74,15 @@ class UnikoRetriever(BaseRetriever):
         similarity_top_k: how many items to return (LlamaIndex's name; recall's ``limit``).
             ``k=`` is a deprecated alias that warns.
         token_budget: the bundle's token budget (None: the engine default).
-        sessions, participants, since, until, categories: scope filters.
+        sessions: recall from these sessions only.
+        participants: recall what these participants said only.
+        since: recall from this time on.
+        until: recall from before this time.
+        categories: recall these categories only.
         viewer: a participant id or ``Viewer``; only what it may see is returned.
         reference_ts: what relative dates in the query are relative to.
-        recall_config / recall_options: a base ``RecallConfig`` and further overrides.
+        recall_config: a base ``RecallConfig``.
+        recall_options: further ``RecallConfig`` overrides.
 
     ``retrieve`` uses ``Agent.recall_sync`` (needs a handle from ``Uniko.open_sync`` /
     ``in_memory_sync`` or a call from outside the engine's loop); ``aretrieve`` awaits the async
