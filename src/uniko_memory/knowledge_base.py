@@ -30,6 +30,8 @@ class KnowledgeBase:
     """A store, its config and (optionally) its embedder; the handle every engine function takes.
 
     ``token_counter`` counts bundle budgets (``providers.token_counter``; MiniLM WordPiece by default).
+    ``reranker`` (a ``Reranker``, e.g. ``CohereReranker``; None by default) reorders the head of
+    every recall when ``recall.rerank.enabled`` is on.
     """
 
     def __init__(
@@ -39,6 +41,7 @@ class KnowledgeBase:
         self.config = config
         self.embedder = embedder
         self.token_counter: TokenCounter = as_token_counter(token_counter)
+        self.reranker: Any = None
 
     @classmethod
     async def from_config(
