@@ -4,7 +4,7 @@ SHELL := /bin/bash
 UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
 RUN := $(UV) run --locked
 
-.PHONY: setup demo test lint typecheck unit audit bench store-bench dist install-local set-version
+.PHONY: setup demo test lint typecheck unit audit docs bench store-bench dist install-local set-version
 
 #: The one version source: the core's pyproject.toml (the integrations follow it; see set-version).
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml | head -n 1)
@@ -54,7 +54,13 @@ unit: setup
 audit: setup
 	@UV="$(UV)" $(RUN) bash scripts/audit.sh
 
-test: lint typecheck unit audit
+# The docs site (mkdocs.yml, docs/), warnings as errors, offline: the configuration reference must
+# match the pydantic models (scripts/config_reference.py writes it), then `mkdocs build --strict`.
+docs: setup
+	$(RUN) python scripts/config_reference.py --check
+	@NO_MKDOCS_2_WARNING=1 $(RUN) mkdocs build --strict --quiet && echo "docs built in site/"
+
+test: lint typecheck unit audit docs
 
 # make bench DATA=path/to/locomo10.json ARGS="--format locomo --systems uniko"
 bench: setup

@@ -27,6 +27,7 @@ from .items import (
     ContextBundle,
     RecallItem,
     RecallSource,
+    memory_header,
     quote_lines,
     render_item,
 )
@@ -46,6 +47,7 @@ __all__ = [
     "RecallItem",
     "RecallSource",
     "build_intent_at",
+    "memory_header",
     "predict_answer_type",
     "quote_lines",
     "recall",

@@ -45,12 +45,15 @@ class EmbeddedVectorOptions(BaseModel):
     #: A filtered vector search checks up to max(k * this, ``filter_min_candidates``) of the best
     #: unfiltered candidates against the filter before scoring the admitted rows exactly.
     filter_overfetch: int = Field(8, ge=1)
+    #: ... and at least this many.
     filter_min_candidates: int = Field(200, ge=1)
     #: On an ANN tier, when too few of those pass, the graph is searched again for up to this many
     #: candidates (as many as the share that passed says k needs, x ``filter_ann_widen_margin``)
     #: before the admitted rows are scored exactly (which costs a read of every admitted vector).
     filter_ann_max_candidates: int = Field(4096, ge=1)
+    #: The margin of that second ANN search.
     filter_ann_widen_margin: float = Field(1.5, ge=1.0)
     #: Its first probe checks max(k * this, ``filter_first_min``) candidates, then widens x4.
     filter_first_factor: int = Field(3, ge=1)
+    #: ... and at least this many.
     filter_first_min: int = Field(30, ge=1)
