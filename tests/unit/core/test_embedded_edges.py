@@ -9,8 +9,11 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from tests.conformance.corpus import entity, message, observation
-from uniko_memory.model import Direction, Edge, EdgeType
+import pytest
+
+from tests.conformance.corpus import chunk, entity, message, observation
+from uniko_memory.model import Direction, Edge, EdgeType, Tier
+from uniko_memory.store import Eq
 from uniko_memory.store.embedded import EmbeddedStore
 from uniko_memory.store.embedded.edge_schema import EDGE_TYPE_CODES
 
@@ -149,3 +152,31 @@ async def test_a_node_row_holds_its_json_less_the_columns_and_reads_back_whole(t
     got = await store.get_many(AGENT, [m.id, other.id])
     assert got[m.id] == m and got[other.id] == other
     await store.close()
+
+
+# ------------------------------------------------------------------ chunk_type as a column
+@pytest.mark.parametrize("version", ["2", "3"])
+async def test_a_store_without_the_chunk_type_column_gains_it_filled(tmp_path: Path, version: str) -> None:
+    """Schema 2 stores (and schema 3 stores written before the column) get ``chunk_type`` from
+    their rows' JSON on the first read-write open; the filter reads the same rows either way."""
+    db = tmp_path / "ct.db"
+    store = await EmbeddedStore.open(db, dim=DIM)
+    m = message(AGENT, "c1", "a long message about Porto " * 5)
+    c = chunk(AGENT, m, 0, "a long message about Porto")
+    async with store.unit(AGENT) as u:
+        u.put(m)
+        u.put(c)
+    await store.close()
+    with sqlite3.connect(db) as conn:
+        if version == "2":
+            downgrade_edges_to_schema_2(conn)
+        conn.execute("ALTER TABLE nodes DROP COLUMN chunk_type")
+        conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (version,))
+    store = await EmbeddedStore.open(db, dim=DIM)
+    got = await store.find(AGENT, Tier.CHUNK, Eq("chunk_type", "message"))
+    assert [n.id for n in got] == [c.id]
+    assert await store.find(AGENT, Tier.CHUNK, Eq("chunk_type", "session")) == []
+    await store.close()
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT chunk_type FROM nodes WHERE id=?", (c.id,)).fetchone() == ("message",)
+        assert conn.execute("SELECT chunk_type FROM nodes WHERE id=?", (m.id,)).fetchone() == (None,)

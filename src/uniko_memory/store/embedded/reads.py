@@ -54,7 +54,7 @@ class EmbeddedReads(EmbeddedCore):
         """SQL for the order; an attribute name was validated (``check_order_by``) before."""
         if order_by == "time":
             return "n.ts"
-        if order_by in ("id", "visibility", "redacted"):  # columns, not in the row's JSON
+        if order_by in ("id", "visibility", "redacted", "chunk_type"):  # columns
             return f"n.{order_by}"
         return f"json_extract(n.data, '$.{order_by}')"
 

@@ -37,7 +37,8 @@ CREATE TABLE IF NOT EXISTS nodes (
     ts REAL,
     visibility TEXT NOT NULL DEFAULT 'public',
     redacted INTEGER NOT NULL DEFAULT 0,
-    data TEXT NOT NULL
+    data TEXT NOT NULL,
+    chunk_type TEXT
 );
 CREATE UNIQUE INDEX IF NOT EXISTS nodes_id ON nodes (agent, id);
 CREATE INDEX IF NOT EXISTS nodes_tier_ts ON nodes (agent, tier, redacted, ts);
@@ -94,12 +95,31 @@ def check_readable(conn: sqlite3.Connection) -> None:
         row = None
     if row is None:
         raise StoreError("not a uniko-memory store (no schema): a read-only open never creates one")
-    if row[0] in _UPGRADES:
+    if row[0] in _UPGRADES or not has_node_columns(conn):
         raise upgrade_needed(row[0])
     if row[0] != SCHEMA_VERSION:
         raise SchemaMismatch(
             f"store schema version {row[0]} is not supported by this uniko-memory (expects {SCHEMA_VERSION})"
         )
+
+
+#: Node fields kept in a column of their own as well as in the row's JSON (filtered on by every
+#: recall: ``json_extract`` parses a chunk's whole JSON, ~2.5 KB, for each row it tests). Each is
+#: named in ``sql_filter`` and written by ``EmbeddedWrites._put_node``.
+NODE_FIELD_COLUMNS = ("chunk_type",)
+
+
+def has_node_columns(conn: sqlite3.Connection) -> bool:
+    return {r[1] for r in conn.execute("PRAGMA table_info(nodes)")} >= set(NODE_FIELD_COLUMNS)
+
+
+def add_node_columns(conn: sqlite3.Connection) -> None:
+    """Schema 2 (and early schema 3) rows gain ``NODE_FIELD_COLUMNS``, filled from their JSON."""
+    have = {r[1] for r in conn.execute("PRAGMA table_info(nodes)")}
+    for name in NODE_FIELD_COLUMNS:
+        if name not in have:
+            conn.execute(f"ALTER TABLE nodes ADD COLUMN {name} TEXT")
+            conn.execute(f"UPDATE nodes SET {name} = json_extract(data, '$.{name}') WHERE tier = 'chunk'")
 
 
 def _stored_version(conn: sqlite3.Connection) -> str | None:
@@ -119,6 +139,15 @@ def migrate(conn: sqlite3.Connection, storage: Storage = "float16") -> None:
     version = _stored_version(conn)
     if version is None or version == SCHEMA_VERSION:
         conn.executescript(DDL)  # a new store's tables; on this version's store, no-ops
+    if version == SCHEMA_VERSION and not has_node_columns(conn):  # written before they existed
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            add_node_columns(conn)
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
     row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() if version else None
     if row is None:
         conn.execute(VECTOR_TABLE)
@@ -133,6 +162,7 @@ def migrate(conn: sqlite3.Connection, storage: Storage = "float16") -> None:
             if row[0] == "1":
                 migrate_v1_vectors(conn, storage)
             migrate_v2_edges(conn)
+            add_node_columns(conn)
             for name in ("nodes_session", "nodes_participant"):
                 conn.execute(f"DROP INDEX IF EXISTS {name}")
             for statement in NODE_SCOPE_INDEXES.split(";"):

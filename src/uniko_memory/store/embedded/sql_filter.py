@@ -17,6 +17,7 @@ _COLUMNS = {
     "time": "n.ts",
     "visibility": "n.visibility",
     "redacted": "n.redacted",
+    "chunk_type": "n.chunk_type",  # also a column (schema.NODE_FIELD_COLUMNS)
 }
 
 

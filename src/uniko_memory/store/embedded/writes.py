@@ -89,10 +89,11 @@ class EmbeddedWrites(EmbeddedCore):
     ) -> None:
         ts = node.time_key()
         row = conn.execute(
-            "INSERT INTO nodes(agent, id, tier, session, participant, ts, visibility, redacted, data) "
-            "VALUES(?,?,?,?,?,?,?,?,?) ON CONFLICT(agent, id) DO UPDATE SET tier=excluded.tier, "
+            "INSERT INTO nodes(agent, id, tier, session, participant, ts, visibility, redacted, data, "
+            "chunk_type) VALUES(?,?,?,?,?,?,?,?,?,?) ON CONFLICT(agent, id) DO UPDATE SET tier=excluded.tier, "
             "session=excluded.session, participant=excluded.participant, ts=excluded.ts, "
-            "visibility=excluded.visibility, redacted=excluded.redacted, data=excluded.data "
+            "visibility=excluded.visibility, redacted=excluded.redacted, data=excluded.data, "
+            "chunk_type=excluded.chunk_type "
             # Redaction is one-way: a redacted node is never rewritten with content again.
             "WHERE nodes.redacted = 0 OR excluded.redacted = 1 "
             "RETURNING rowid",
@@ -106,6 +107,7 @@ class EmbeddedWrites(EmbeddedCore):
                 node.visibility,
                 int(node.redacted),
                 slim_json(node, data if data is not None else node.model_dump_json()),
+                getattr(node, "chunk_type", None),
             ),
         ).fetchone()
         if row is None:
