@@ -170,6 +170,7 @@ async def test_a_store_without_the_chunk_type_column_gains_it_filled(tmp_path: P
     with sqlite3.connect(db) as conn:
         if version == "2":
             downgrade_edges_to_schema_2(conn)
+        conn.execute("DROP INDEX nodes_chunk_type")
         conn.execute("ALTER TABLE nodes DROP COLUMN chunk_type")
         conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (version,))
     store = await EmbeddedStore.open(db, dim=DIM)

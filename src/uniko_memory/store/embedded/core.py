@@ -26,6 +26,7 @@ from ...model import Node, node_class
 from ..base import BaseStore
 from . import ann_cache
 from .ann_index import AnnIndex, load_usearch
+from .fts_hits import FtsHits
 from .node_rows import full_json
 from .schema import configure
 from .sqlite_errors import to_store_error
@@ -95,6 +96,8 @@ class EmbeddedCore(BaseStore[EmbeddedUnit]):
         self._reading = 0
         self._reads_done = threading.Condition()
         self._local = threading.local()
+        #: Scored keyword matches per reader connection and query (``fts_hits``).
+        self._fts_hits = FtsHits()
         self._indexes: dict[tuple[str, str], AnyIndex] = {}
         self._locks: list[Any] = []
         self._writer = self._connect()

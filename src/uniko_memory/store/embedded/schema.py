@@ -107,6 +107,12 @@ def check_readable(conn: sqlite3.Connection) -> None:
 #: recall: ``json_extract`` parses a chunk's whole JSON, ~2.5 KB, for each row it tests). Each is
 #: named in ``sql_filter`` and written by ``EmbeddedWrites._put_node``.
 NODE_FIELD_COLUMNS = ("chunk_type",)
+#: The chunk channels' admitted rows from the index alone (a chunk's row is ~2.5 KB, its last
+#: column behind overflow pages); only rows with a chunk type.
+NODE_FIELD_INDEX = (
+    "CREATE INDEX IF NOT EXISTS nodes_chunk_type ON nodes (agent, tier, chunk_type, redacted, id) "
+    "WHERE chunk_type IS NOT NULL"
+)
 
 
 def has_node_columns(conn: sqlite3.Connection) -> bool:
@@ -120,6 +126,14 @@ def add_node_columns(conn: sqlite3.Connection) -> None:
         if name not in have:
             conn.execute(f"ALTER TABLE nodes ADD COLUMN {name} TEXT")
             conn.execute(f"UPDATE nodes SET {name} = json_extract(data, '$.{name}') WHERE tier = 'chunk'")
+    conn.execute(NODE_FIELD_INDEX)
+
+
+def _has_index(conn: sqlite3.Connection, name: str) -> bool:
+    return (
+        conn.execute("SELECT 1 FROM sqlite_master WHERE type='index' AND name=?", (name,)).fetchone()
+        is not None
+    )
 
 
 def _stored_version(conn: sqlite3.Connection) -> str | None:
@@ -139,7 +153,7 @@ def migrate(conn: sqlite3.Connection, storage: Storage = "float16") -> None:
     version = _stored_version(conn)
     if version is None or version == SCHEMA_VERSION:
         conn.executescript(DDL)  # a new store's tables; on this version's store, no-ops
-    if version == SCHEMA_VERSION and not has_node_columns(conn):  # written before they existed
+    if version == SCHEMA_VERSION and not (has_node_columns(conn) and _has_index(conn, "nodes_chunk_type")):
         conn.execute("BEGIN IMMEDIATE")
         try:
             add_node_columns(conn)
@@ -151,6 +165,7 @@ def migrate(conn: sqlite3.Connection, storage: Storage = "float16") -> None:
     row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() if version else None
     if row is None:
         conn.execute(VECTOR_TABLE)
+        conn.execute(NODE_FIELD_INDEX)
         conn.execute("INSERT INTO meta(key, value) VALUES('schema_version', ?)", (SCHEMA_VERSION,))
         conn.commit()
     elif row[0] in _UPGRADES:

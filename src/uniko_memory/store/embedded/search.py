@@ -143,19 +143,13 @@ class EmbeddedSearch(EmbeddedCore):
             out.update(r[0] for r in conn.execute(q, (agent, *part, tier, *params)))
         return out
 
-    @staticmethod
     def _text_ids(
-        conn: sqlite3.Connection, agent: str, tier: str, terms: list[str], k: int, flt: Filter | None
+        self, conn: sqlite3.Connection, agent: str, tier: str, terms: list[str], k: int, flt: Filter | None
     ) -> list[tuple[str, float]]:
         where, params = to_sql(flt)
-        match = selective_match(conn, "fts", terms)
-        # FTS drives the plan (CROSS JOIN pins the join order): see models-and-stores.md §7.3.
-        q = (
-            "SELECT n.id, -bm25(fts) AS s FROM fts CROSS JOIN nodes n ON n.rowid = fts.rowid "
-            f"WHERE fts MATCH ? AND n.agent=? AND n.tier=? AND n.redacted=0 AND {where} "
-            "ORDER BY bm25(fts), n.id LIMIT ?"
-        )
-        return [(r[0], float(r[1])) for r in conn.execute(q, (match, agent, tier, *params, k))]
+        hits = self._fts_hits
+        match = hits.memo(conn, "terms:" + "\x1f".join(terms), lambda: selective_match(conn, "fts", terms))
+        return hits.top(conn, match, agent, tier, where, params, k)
 
     def _hits(self, conn: sqlite3.Connection, agent: str, scored: list[tuple[str, float]]) -> list[Hit]:
         if not scored:

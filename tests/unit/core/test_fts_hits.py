@@ -1,0 +1,105 @@
+"""The shared BM25 pass (``fts_hits``): the same rows in the same order as the single SQL statement
+it replaced, for every tier and filter, ties included; and a write is seen by the next search.
+
+Real ``EmbeddedStore`` on disk; the reference is the statement the store ran before.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from tests.conformance.corpus import chunk, message, observation
+from uniko_memory.model import Tier
+from uniko_memory.store import Eq, In
+from uniko_memory.store.embedded import EmbeddedStore
+from uniko_memory.store.embedded.fts_query import quoted_terms, selective_match
+from uniko_memory.store.embedded.sql_filter import to_sql
+
+AGENT, OTHER = "agent-h", "agent-i"
+DIM = 8
+WORDS = [
+    "porto",
+    "cat",
+    "ravi",
+    "hiking",
+    "granite",
+    "peak",
+    "sourdough",
+    "oslo",
+    "chess",
+    "harbour",
+    "rabbit",
+    "clover",
+    "job",
+]
+
+
+def _reference(conn, agent: str, tier: str, text: str, k: int, flt) -> list[tuple[str, float]]:
+    where, params = to_sql(flt)
+    match = selective_match(conn, "fts", quoted_terms(text))
+    q = (
+        "SELECT n.id, -bm25(fts) AS s FROM fts CROSS JOIN nodes n ON n.rowid = fts.rowid "
+        f"WHERE fts MATCH ? AND n.agent=? AND n.tier=? AND n.redacted=0 AND {where} "
+        "ORDER BY bm25(fts), n.id LIMIT ?"
+    )
+    return [(r[0], float(r[1])) for r in conn.execute(q, (match, agent, tier, *params, k))]
+
+
+@pytest.fixture
+async def store(tmp_path: Path):
+    rng = random.Random(5)
+    s = await EmbeddedStore.open(tmp_path / "h.db", dim=DIM)
+    for agent in (AGENT, OTHER):
+        async with s.unit(agent) as u:
+            for i in range(300):
+                # Few words, many repeats: identical texts give identical scores (ties by id).
+                text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 4)))
+                m = message(agent, f"m{i}", text, session=i % 7)
+                u.put(m)
+                if i % 3 == 0:
+                    u.put(observation(agent, f"o{i}", f"{text} indeed", message_id=m.id))
+                if i % 10 == 0:
+                    u.put(chunk(agent, m, 0, f"{text} {rng.choice(WORDS)}"))
+    yield s
+    await s.close()
+
+
+async def test_the_shared_pass_gives_the_statements_rows_in_its_order(store: EmbeddedStore) -> None:
+    rng = random.Random(9)
+    filters = [
+        None,
+        Eq("chunk_type", "message"),
+        In("chunk_type", ["message", "session"]),
+        Eq("chunk_type", "page"),
+    ]
+    checked = 0
+    for _ in range(60):
+        text = " ".join(rng.sample(WORDS, rng.randint(1, 3)))
+        for tier in (Tier.MESSAGE, Tier.OBSERVATION, Tier.CHUNK):
+            for flt in filters if tier is Tier.CHUNK else [None]:
+                for k in (1, 5, 40, 500):
+                    want = await store._read(
+                        lambda c, t=tier, f=flt, k=k, x=text: _reference(c, AGENT, t.value, x, k, f)
+                    )
+                    got = await store._read(
+                        lambda c, t=tier, f=flt, k=k, x=text: store._text_ids(
+                            c, AGENT, t.value, quoted_terms(x), k, f
+                        )
+                    )
+                    assert got == want, (text, tier, flt, k)
+                    checked += len(want)
+    assert checked > 1000  # the corpus really matches
+
+
+async def test_a_write_is_seen_by_the_next_search(store: EmbeddedStore) -> None:
+    before = await store.text_search(AGENT, Tier.MESSAGE, "zanzibar", k=5)
+    assert before == []
+    new = message(AGENT, "fresh", "zanzibar porto", session=1)
+    async with store.unit(AGENT) as u:
+        u.put(new)
+    assert [h.id for h in await store.text_search(AGENT, Tier.MESSAGE, "zanzibar", k=5)] == [new.id]
+    assert await store.delete(AGENT, [new.id]) == 1
+    assert await store.text_search(AGENT, Tier.MESSAGE, "zanzibar", k=5) == []
