@@ -447,6 +447,69 @@ class RecallTuning(_Group):
         return self
 
 
+#: The kinds of memory a wake-up line may be (``WakeupConfig`` names them in shares and caps).
+WAKEUP_KINDS = ("fact", "observation", "topic", "procedure", "episode")
+
+
+class WakeupConfig(_Group):
+    """The wake-up context (``recall.wakeup``): L0 (who, when, how much) plus L1 one-liners
+    chosen without a query, for the start of a conversation. Not recall: no query, no fusion."""
+
+    #: The rendered text's budget (``render()``, every mode), in the caller's token counter.
+    max_tokens: int = Field(600, ge=1)
+    #: L1 lines at most.
+    max_lines: int = Field(20, ge=0)
+    #: Candidates read per kind (the most recent first); capped kinds need spares to backfill from.
+    pool_per_kind: int = Field(120, ge=1)
+    #: L1 score = importance, confidence, recency and access-count terms, weighted.
+    importance_weight: float = Field(0.30, ge=0.0)
+    confidence_weight: float = Field(0.15, ge=0.0)
+    recency_weight: float = Field(0.25, ge=0.0)
+    frequency_weight: float = Field(0.30, ge=0.0)
+    #: The wake-up's own fixed recency curve: half-life in days over max(created, last access).
+    recency_half_life_days: float = Field(7.0, gt=0.0)
+    #: Accesses at which the frequency term saturates at 1.
+    frequency_saturation: int = Field(10, ge=1)
+    #: Supporting observations (a Fact) or Facts (a Topic) at which importance saturates at 1.
+    support_saturation: int = Field(5, ge=1)
+    #: Importance and confidence of a node that carries neither.
+    neutral_score: float = Field(0.5, ge=0.0, le=1.0)
+    #: Each kind's share of ``max_lines``, clamped to what the pool holds (a share is not a
+    #: reservation); slots left over go to ``backfill_kinds`` in order.
+    kind_shares: dict[str, float] = Field(
+        default_factory=lambda: {"fact": 0.5, "observation": 0.3, "topic": 0.1, "procedure": 0.1}
+    )
+    backfill_kinds: list[str] = Field(default_factory=lambda: ["fact", "observation"])
+    #: Hard caps that bind even on backfill: a wrongly recalled procedure is net-negative.
+    procedure_cap: int = Field(3, ge=0)
+    #: Consolidation output (``consolidation_kinds``) restates clusters in new words: capped.
+    consolidation_cap: int = Field(6, ge=0)
+    consolidation_kinds: list[str] = Field(default_factory=lambda: ["topic"])
+    #: A line whose word overlap (Jaccard) with a line already chosen reaches this is dropped.
+    duplicate_threshold: float = Field(0.7, ge=0.0, le=1.0)
+    #: Whether the L0 line (participants, time span, counts) opens the wake-up.
+    identity_line: bool = True
+
+    @field_validator("kind_shares")
+    @classmethod
+    def _shares(cls, v: dict[str, float]) -> dict[str, float]:
+        if any(s < 0 for s in v.values()) or sum(v.values()) > 1.0 + 1e-9:
+            raise ValueError("kind_shares must be non-negative and sum to at most 1")
+        return _known_kinds(v)
+
+    @field_validator("backfill_kinds", "consolidation_kinds")
+    @classmethod
+    def _kinds(cls, v: list[str]) -> list[str]:
+        return _known_kinds(v)
+
+
+def _known_kinds(kinds: Any) -> Any:
+    unknown = sorted(set(kinds) - set(WAKEUP_KINDS))
+    if unknown:
+        raise ValueError(f"unknown wake-up kind(s) {unknown}; known: {', '.join(WAKEUP_KINDS)}")
+    return kinds
+
+
 class UnikoConfig(_Group):
     store: StoreConfig = Field(default_factory=StoreConfig)
     models: ModelConfig = Field(default_factory=ModelConfig)
@@ -459,6 +522,7 @@ class UnikoConfig(_Group):
     cortex: CortexConfig = Field(default_factory=CortexConfig)
     #: Recall tuning: the same type ``RecallConfig`` extends with the per-call scope.
     recall: RecallTuning = Field(default_factory=RecallTuning)
+    wakeup: WakeupConfig = Field(default_factory=WakeupConfig)
 
     @model_validator(mode="after")
     def _cross_checks(self) -> UnikoConfig:

@@ -7,16 +7,17 @@ Every verb is a thin call into the engine (``recall``, ``query``, ``pipeline.Cyc
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ..config import UnikoConfig
+from ..config import UnikoConfig, WakeupConfig
 from ..consolidation import CycleStats
 from ..consolidation.forget import ForgetReport
 from ..cortex import SweepReport, match_procedures, record_procedure_use
 from ..errors import ValidationError
 from ..ingest.artifacts import ArtifactIngest, ArtifactReport, ArtifactSource
 from ..ingest.finalize import FinalizeReport
-from ..model import Episode, Node, Procedure, Tier
+from ..model import Episode, Node, Procedure, Tier, Viewer
 from ..model import Session as SessionNode
 from ..model.time import utcnow
 from ..query import (
@@ -29,6 +30,8 @@ from ..query import (
     update_episode_outcome,
 )
 from ..recall import ContextBundle, RecallConfig, recall
+from ..recall.items import Layout
+from ..wakeup import wake_up
 from .loop import engine_verb
 from .session import Session
 
@@ -86,6 +89,34 @@ class Agent:
             agent=self.agent_id,
             nlp=uni.nlp,
             cache=uni.recall_cache,
+        )
+
+    @engine_verb
+    async def wake_up(
+        self,
+        max_tokens: int | None = None,
+        *,
+        viewer: Viewer | None = None,
+        sessions: Sequence[str] | None = None,
+        reference_ts: datetime | None = None,
+        layout: Layout = "grouped",
+        cfg: WakeupConfig | None = None,
+    ) -> ContextBundle:
+        """The wake-up context for the start of a conversation, chosen without a query: one L0
+        line (participants, span of time, counts) and L1 one-liners (``uniko_memory.wakeup``).
+        ``bundle.render()`` holds at most ``max_tokens`` (default ``config.wakeup.max_tokens``)
+        tokens of the engine's token counter; ``viewer`` and ``sessions`` scope it as they scope
+        recall."""
+        uni = self._uni
+        return await wake_up(
+            uni.kb,
+            agent=self.agent_id,
+            cfg=cfg,
+            max_tokens=max_tokens,
+            viewer=viewer,
+            sessions=sessions,
+            reference_ts=reference_ts,
+            layout=layout,
         )
 
     @engine_verb
@@ -256,6 +287,9 @@ class Agent:
 
     def recall_sync(self, query: str, cfg: RecallConfig | None = None, **options: Any) -> ContextBundle:
         return self._uni.run_sync(self.recall(query, cfg, **options))
+
+    def wake_up_sync(self, max_tokens: int | None = None, **options: Any) -> ContextBundle:
+        return self._uni.run_sync(self.wake_up(max_tokens, **options))
 
     def consolidate_sync(self) -> CycleStats | None:
         return self._uni.run_sync(self.consolidate())
