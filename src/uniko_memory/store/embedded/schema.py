@@ -40,6 +40,10 @@ CREATE TABLE IF NOT EXISTS edges (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS edges_dst ON edges (agent, dst, type);
 CREATE TABLE IF NOT EXISTS blobs (sha256 TEXT PRIMARY KEY, data BLOB NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS usage (
+    agent TEXT NOT NULL, id TEXT NOT NULL, echo REAL NOT NULL DEFAULT 0, fizzle REAL NOT NULL DEFAULT 0,
+    access_count INTEGER NOT NULL DEFAULT 0, last_accessed_at REAL, last_lex_share REAL,
+    PRIMARY KEY(agent, id)) WITHOUT ROWID;
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(text, tokenize = 'porter unicode61 remove_diacritics 2');
 """
 
