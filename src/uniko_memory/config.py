@@ -417,8 +417,49 @@ class RecallRerank(_Group):
     top_n: int = Field(50, ge=1)
 
 
+class RecallFeedback(_Group):
+    """What feedback (``Agent.feedback``: echo / fizzle counts per node) does to recall
+    (``recall.feedback``). Every term is 1 (or alpha 0.5) until feedback exists, so a memory that
+    was never rated recalls exactly as without this group. Multiplicative, after fusion: a
+    de-boost reorders, it never hides."""
+
+    enabled: bool = True
+    #: Exploration: fused x (1 + ucb_weight * sqrt(ln(N + 1) / (n + 1))), N the ratings of the
+    #: candidates, n the candidate's own; 0 when nothing was rated.
+    ucb_weight: float = Field(0.1, ge=0.0)
+    #: A Procedure rated more often useless than useful:
+    #: fused x ((echo + roi_prior) / (fizzle + roi_prior)) ** roi_weight (0: off).
+    roi_weight: float = Field(1.0, ge=0.0)
+    roi_prior: float = Field(3.0, gt=0.0)
+    #: Document chunks (artifacts) start at this trust, lifted by echoes toward 1:
+    #: floor + (1 - floor) * echo / (echo + fizzle + trust_prior). 1.0: no floor (the default).
+    document_trust_floor: float = Field(1.0, ge=0.0, le=1.0)
+    trust_prior: float = Field(3.0, gt=0.0)
+    #: Per-agent alpha (lexical vs vector): an EWMA of the lexical share of rated items (target
+    #: the share on an echo, one minus it on a fizzle), clamped; it scales the bm25 family's
+    #: weight by 2*alpha and the vector families' by 2*(1 - alpha), in ``alpha_bucket`` steps
+    #: (the cache key holds the bucket). 0.5 (the start) changes nothing.
+    alpha_learning_rate: float = Field(0.1, ge=0.0, le=1.0)
+    alpha_min: float = Field(0.15, ge=0.0, le=0.5)
+    alpha_max: float = Field(0.85, ge=0.0, le=1.0)
+    alpha_bucket: float = Field(0.1, gt=0.0, le=0.5)
+    #: The families alpha weighs: lexical, and vector (the rest are left alone).
+    lexical_families: list[str] = Field(default_factory=lambda: ["bm25"])
+    vector_families: list[str] = Field(default_factory=lambda: ["vector", "phase1"])
+
+
 #: The tuning groups of ``RecallTuning`` (a per-call override may give any of them as a partial dict).
-RECALL_GROUPS = ("intent", "phases", "breadth", "channels", "graph", "fusion", "packing", "rerank")
+RECALL_GROUPS = (
+    "intent",
+    "phases",
+    "breadth",
+    "channels",
+    "graph",
+    "fusion",
+    "packing",
+    "rerank",
+    "feedback",
+)
 
 
 class RecallTuning(_Group):
@@ -439,6 +480,7 @@ class RecallTuning(_Group):
     fusion: RecallFusion = Field(default_factory=RecallFusion)
     packing: RecallPacking = Field(default_factory=RecallPacking)
     rerank: RecallRerank = Field(default_factory=RecallRerank)
+    feedback: RecallFeedback = Field(default_factory=RecallFeedback)
 
     @model_validator(mode="after")
     def _rerank_covers_limit(self) -> Self:

@@ -30,7 +30,8 @@ from ..query import (
     update_episode_outcome,
 )
 from ..recall import ContextBundle, RecallConfig, recall
-from ..recall.items import Layout
+from ..recall.feedback import record_feedback
+from ..recall.items import Layout, RecallItem
 from ..wakeup import wake_up
 from .loop import engine_verb
 from .session import Session
@@ -117,6 +118,26 @@ class Agent:
             sessions=sessions,
             reference_ts=reference_ts,
             layout=layout,
+        )
+
+    @engine_verb
+    async def feedback(
+        self,
+        bundle_or_item_ids: ContextBundle | Sequence[RecallItem | str],
+        useful: bool,
+        *,
+        weight: float = 1.0,
+    ) -> int:
+        """Rate recalled memories: one echo (``useful``) or fizzle of ``weight`` on each item of
+        a bundle (or each item / node id given), stored durably per node. Later recalls learn
+        from it (``RecallFeedback``: per-agent alpha, exploration, procedure ROI, document trust)
+        and cached recalls are invalidated. Returns how many stored memories were rated (ids of
+        nodes this agent does not have are ignored)."""
+        if not isinstance(useful, bool):
+            raise ValidationError("feedback: useful must be True or False")
+        uni = self._uni
+        return await record_feedback(
+            uni.kb.store, self.agent_id, bundle_or_item_ids, useful, weight, uni.recall_config.feedback
         )
 
     @engine_verb
@@ -290,6 +311,15 @@ class Agent:
 
     def wake_up_sync(self, max_tokens: int | None = None, **options: Any) -> ContextBundle:
         return self._uni.run_sync(self.wake_up(max_tokens, **options))
+
+    def feedback_sync(
+        self,
+        bundle_or_item_ids: ContextBundle | Sequence[RecallItem | str],
+        useful: bool,
+        *,
+        weight: float = 1.0,
+    ) -> int:
+        return self._uni.run_sync(self.feedback(bundle_or_item_ids, useful, weight=weight))
 
     def consolidate_sync(self) -> CycleStats | None:
         return self._uni.run_sync(self.consolidate())

@@ -19,6 +19,7 @@ from typing import Any
 from ..providers.token_counter import TokenCounter, as_token_counter
 from .cache import RecallCache, shared_generation
 from .config import RecallConfig
+from .feedback import learned_config
 from .intent import IntentProfile, build_intent_at, predict_answer_type, validate_query
 from .items import (
     MEMORY_CLOSE,
@@ -74,6 +75,8 @@ async def recall(
     query = validate_query(query, cfg.intent.max_query_chars)
     counter = as_token_counter(token_counter if token_counter is not None else kb.token_counter)
     store = kb.store
+    # The learned alpha changes the fusion weights: resolved first, so the cache key holds it.
+    cfg = await learned_config(store, agent, cfg)
     note_unrestricted(cfg, agent)
     key = None
     generation = store.generation(agent)

@@ -17,6 +17,7 @@ from ..model import EdgeType, Viewer
 from ..model import Session as SessionNode
 from .assemble import Packed, node_to_item, pack
 from .explain import trace_of
+from .feedback import apply_policy
 from .fusion import Candidate
 from .items import ContextBundle, RecallItem, RecallSource
 from .passages import quote_passages
@@ -40,6 +41,8 @@ async def finish(
 ) -> ContextBundle:
     cfg = cas.cfg
     pk = cfg.packing
+    # Feedback multipliers, after fusion: they reorder, never remove (``recall.feedback``).
+    ranked = await apply_policy(cas.store, cas.agent, cfg, ranked)
     ranked = await quote_passages(cas, ranked[: pk.max_candidates])
     items: list[RecallItem] = []
     for cand in ranked[: pk.max_candidates]:
