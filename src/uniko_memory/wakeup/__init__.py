@@ -31,7 +31,7 @@ from ..store.filters import Eq, Filter
 from .score import l1_score
 from .select import Selection, WakeCandidate, kind_budgets, select
 
-__all__ = ["Selection", "WakeCandidate", "kind_budgets", "l1_score", "select", "wake_up"]
+__all__ = ["IDENTITY_ID", "Selection", "WakeCandidate", "kind_budgets", "l1_score", "select", "wake_up"]
 
 #: The tier of each wake-up kind and what makes one of its nodes live.
 KIND_TIERS: dict[str, tuple[Tier, Filter | None]] = {
@@ -45,6 +45,7 @@ KIND_TIERS: dict[str, tuple[Tier, Filter | None]] = {
 SESSION_SCAN = 100_000
 #: The counts the L0 line gives, in this order.
 L0_COUNTS = (("message", Tier.MESSAGE), ("fact", Tier.FACT), ("observation", Tier.OBSERVATION))
+#: The node id of the L0 line's item (it is text about the memory, no stored node).
 IDENTITY_ID = "wakeup:identity"
 
 
