@@ -44,6 +44,7 @@ ZERO_WEIGHTS: dict[str, Any] = {
         "roi_weight": 0.0,
         "document_trust_floor": 1.0,
         "alpha_learning_rate": 0.0,
+        "alpha_weight": 0.0,
     }
 }
 

@@ -440,6 +440,8 @@ class RecallFeedback(_Group):
     #: weight by 2*alpha and the vector families' by 2*(1 - alpha), in ``alpha_bucket`` steps
     #: (the cache key holds the bucket). 0.5 (the start) changes nothing.
     alpha_learning_rate: float = Field(0.1, ge=0.0, le=1.0)
+    #: How much of the learned shift recall applies: 0.5 + alpha_weight * (learned - 0.5) (0: off).
+    alpha_weight: float = Field(1.0, ge=0.0, le=1.0)
     alpha_min: float = Field(0.15, ge=0.0, le=0.5)
     alpha_max: float = Field(0.85, ge=0.0, le=1.0)
     alpha_bucket: float = Field(0.1, gt=0.0, le=0.5)

@@ -65,7 +65,7 @@ def with_alpha(cfg: RecallConfig, alpha: float) -> RecallConfig:
     """``cfg`` with the lexical and vector family weights scaled by the bucketed ``alpha``
     (``cfg`` itself at 0.5, so an agent never rated keeps today's config and cache key)."""
     fb = cfg.feedback
-    a = bucketed(alpha, fb)
+    a = bucketed(ALPHA_START + fb.alpha_weight * (alpha - ALPHA_START), fb)
     if a == ALPHA_START:
         return cfg
     f = cfg.fusion

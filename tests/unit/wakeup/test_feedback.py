@@ -35,6 +35,7 @@ ZERO: dict[str, Any] = {
         "roi_weight": 0.0,
         "document_trust_floor": 1.0,
         "alpha_learning_rate": 0.0,
+        "alpha_weight": 0.0,
     }
 }
 
@@ -108,6 +109,10 @@ async def test_alpha_learns_and_is_in_the_cache_key(uni: Uniko) -> None:
     assert learned.fusion.channel_weights["bm25"] > cfg.fusion.channel_weights["bm25"]
     assert RecallCache.key("a", "q", learned.result_key()) != RecallCache.key("a", "q", cfg.result_key())
     assert with_alpha(cfg, 0.52) is cfg  # the 0.5 bucket: today's config and key
+    # With the feedback stored and alpha learned, every weight at 0 recalls as no feedback does.
+    q = "Bailey keyboard counseling"
+    off = await agent.recall(q, use_cache=False, feedback={"enabled": False})
+    assert dump(await agent.recall(q, use_cache=False, **ZERO)) == dump(off)
     assert bucketed(0.99, cfg.feedback) == 0.8  # clamped to 0.85, then its 0.1 bucket
 
 
