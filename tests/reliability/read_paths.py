@@ -675,6 +675,7 @@ NOT_READS: dict[str, str] = {
     "Store.set_meta": "write (engine metadata)",
     "Store.record_usage": "write (usage counters); returns a count",
     "Agent.feedback": "write (echo / fizzle counts); returns a count",
+    "Agent.audit": "the integrity audit: returns node ids that leaked (the read paths it probes are here)",
     "Store.close": "lifecycle",
     "Store.compact": "maintenance (makes deletions physical); returns nothing",
     "Store.dim": "the vector width; no node",

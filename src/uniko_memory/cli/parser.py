@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from . import cmd_audit
 from .cmd_bench import bench
 from .cmd_demo import demo, stats
 from .cmd_ingest import DEFAULT_PATH, ingest, ingest_doc
@@ -75,7 +76,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_doc.add_argument("--mime-type", default=None, help="the type of every file (default: from its suffix)")
     p_doc.add_argument("--session", default=None, help="attach the documents to this session")
     p_doc.add_argument("--visibility", default="public", help="public (default), private:P, team:T or org:O")
+    cmd_audit.add_parser(sub)
     args = parser.parse_args(argv)
+    if args.command == "audit":
+        return cmd_audit.run(args)
     if args.command == "demo":
         asyncio.run(demo(args.path))
     elif args.command == "stats":

@@ -17,6 +17,7 @@ from ..cortex import SweepReport, match_procedures, record_procedure_use
 from ..errors import ValidationError
 from ..ingest.artifacts import ArtifactIngest, ArtifactReport, ArtifactSource
 from ..ingest.finalize import FinalizeReport
+from ..integrity import AuditConfig, AuditReport, audit
 from ..model import Episode, Node, Procedure, Tier, Viewer
 from ..model import Session as SessionNode
 from ..model.time import utcnow
@@ -139,6 +140,12 @@ class Agent:
         return await record_feedback(
             uni.kb.store, self.agent_id, bundle_or_item_ids, useful, weight, uni.recall_config.feedback
         )
+
+    @engine_verb
+    async def audit(self, cfg: AuditConfig | None = None) -> AuditReport:
+        """Check every read path (``integrity.ReadPath``): no forgotten, invalidated or
+        out-of-scope memory of this agent comes back. Read-only; see ``uniko_memory.integrity``."""
+        return await audit(self._uni, self.agent_id, cfg)
 
     @engine_verb
     async def consolidate(self) -> CycleStats | None:
@@ -320,6 +327,9 @@ class Agent:
         weight: float = 1.0,
     ) -> int:
         return self._uni.run_sync(self.feedback(bundle_or_item_ids, useful, weight=weight))
+
+    def audit_sync(self, cfg: AuditConfig | None = None) -> AuditReport:
+        return self._uni.run_sync(self.audit(cfg))
 
     def consolidate_sync(self) -> CycleStats | None:
         return self._uni.run_sync(self.consolidate())
