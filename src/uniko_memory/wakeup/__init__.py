@@ -31,7 +31,16 @@ from ..store.filters import Eq, Filter
 from .score import l1_score
 from .select import Selection, WakeCandidate, kind_budgets, select
 
-__all__ = ["IDENTITY_ID", "Selection", "WakeCandidate", "kind_budgets", "l1_score", "select", "wake_up"]
+__all__ = [
+    "IDENTITY_ID",
+    "Selection",
+    "WakeCandidate",
+    "kind_budgets",
+    "l1_score",
+    "select",
+    "wake_up",
+    "with_wake_up",
+]
 
 #: The tier of each wake-up kind and what makes one of its nodes live.
 KIND_TIERS: dict[str, tuple[Tier, Filter | None]] = {
@@ -114,6 +123,19 @@ async def wake_up(
         token_counter=counter.name,
         layout=layout,
     )
+
+
+def with_wake_up(wake: ContextBundle | None, bundle: ContextBundle) -> ContextBundle:
+    """One bundle for a prompt at the start of a conversation: the wake-up's lines, then the
+    recalled items it does not already hold, rendered under one framing (the integrations'
+    ``wake_up`` switch). Its budget is the two budgets together; ``total_tokens`` is recounted
+    by the caller's renderer, not here (0 when merged)."""
+    if wake is None or not wake.items:
+        return bundle
+    shown = {i.node_id for i in wake.items}
+    items = [*wake.items, *(i for i in bundle.items if i.node_id not in shown)]
+    budget = (wake.token_budget or 0) + (bundle.token_budget or 0) or None
+    return bundle.model_copy(update={"items": items, "total_tokens": 0, "token_budget": budget})
 
 
 async def _usage(store: Any, agent: str, ids: list[str]) -> dict[str, NodeUsage]:
