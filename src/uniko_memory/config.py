@@ -445,6 +445,28 @@ class RecallFeedback(_Group):
     alpha_min: float = Field(0.15, ge=0.0, le=0.5)
     alpha_max: float = Field(0.85, ge=0.0, le=1.0)
     alpha_bucket: float = Field(0.1, gt=0.0, le=0.5)
+    #: Recency that knows reading: fused x (1 - recency_weight * (1 - r)), r the per-tier
+    #: stretched-exponential 2^-((age / half_life) ^ shape) of the more recent of the node's time
+    #: and its last read (0: off, the default; at most 0.9, so a factor never reaches 0).
+    recency_weight: float = Field(0.0, ge=0.0, le=0.9)
+    recency_half_life_days: dict[str, float] = Field(
+        default_factory=lambda: {
+            "message": 30.0, "observation": 30.0, "chunk": 30.0, "fact": 90.0, "topic": 90.0,
+            "episode": 90.0, "procedure": 365.0,
+        }
+    )  # fmt: skip
+    recency_shape: dict[str, float] = Field(
+        default_factory=lambda: {
+            "message": 1.2, "observation": 1.2, "chunk": 1.2, "fact": 1.0, "topic": 1.0,
+            "episode": 1.0, "procedure": 0.8,
+        }
+    )  # fmt: skip
+    default_half_life_days: float = Field(90.0, gt=0.0)
+    default_shape: float = Field(1.0, gt=0.0)
+    #: Record each recalled item's read (access count, last access) off the read path, in
+    #: batches of ``access_batch`` (patch-only: no generation bump, never fails a recall).
+    track_access: bool = True
+    access_batch: int = Field(64, ge=1)
     #: The families alpha weighs: lexical, and vector (the rest are left alone).
     lexical_families: list[str] = Field(default_factory=lambda: ["bm25"])
     vector_families: list[str] = Field(default_factory=lambda: ["vector", "phase1"])

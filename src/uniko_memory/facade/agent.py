@@ -69,6 +69,7 @@ class Agent:
     @engine_verb
     async def flush(self, timeout: float | None = None) -> None:
         await self._uni._pipeline.flush(self.agent_id, timeout)
+        await self._uni.access.flush(self.agent_id)
 
     def _config(self, cfg: RecallConfig | None, options: Mapping[str, Any]) -> RecallConfig:
         base = cfg or self._uni.recall_config
@@ -84,14 +85,18 @@ class Agent:
         partial dict (``phases={"phase2_coverage_gate": 0.5}``, ``RecallConfig.with_options``).
         """
         uni = self._uni
-        return await recall(
+        config = self._config(cfg, options)
+        bundle = await recall(
             uni.kb,
             query,
-            self._config(cfg, options),
+            config,
             agent=self.agent_id,
             nlp=uni.nlp,
             cache=uni.recall_cache,
         )
+        if config.feedback.track_access and bundle.items:
+            uni.access.note(self.agent_id, [i.node_id for i in bundle.items], utcnow())
+        return bundle
 
     @engine_verb
     async def wake_up(

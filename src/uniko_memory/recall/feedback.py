@@ -26,10 +26,12 @@ import json
 import math
 import weakref
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from ..config import RecallFeedback
 from ..model import Chunk, NodeUsage, Tier, UsageDelta
+from ..model.time import utcnow
 from .config import RecallConfig
 from .fusion import Candidate, by_fused, family_of
 from .items import ContextBundle, RecallItem
@@ -145,8 +147,33 @@ def trust(cand: Candidate, usage: NodeUsage | None, fb: RecallFeedback) -> float
     return floor + (1.0 - floor) * echo / (echo + fizzle + fb.trust_prior)
 
 
-def policy_factor(cand: Candidate, usage: NodeUsage | None, total: float, fb: RecallFeedback) -> float:
-    return ucb(usage, total, fb) * roi(cand, usage, fb) * trust(cand, usage, fb)
+def stretched_decay(age_days: float, half_life: float, shape: float) -> float:
+    """FadeMem's per-type curve ``2^-((age / H)^s)``: s > 1 flat then steep, s < 1 a long tail."""
+    return float(2.0 ** (-((max(0.0, age_days) / half_life) ** shape)))
+
+
+def read_recency(cand: Candidate, usage: NodeUsage | None, now: datetime, fb: RecallFeedback) -> float:
+    """The more recent clock wins: the node's own time or its last read."""
+    tier = cand.node.tier.value
+    h = fb.recency_half_life_days.get(tier, fb.default_half_life_days)
+    shape = fb.recency_shape.get(tier, fb.default_shape)
+    own = cand.node.time_key()
+    clocks = [t for t in (own if isinstance(own, datetime) else cand.node.created_at,
+                          usage.last_accessed_at if usage else None) if t is not None]  # fmt: skip
+    return max(stretched_decay((now - t).total_seconds() / 86_400.0, h, shape) for t in clocks)
+
+
+def recency_factor(cand: Candidate, usage: NodeUsage | None, now: datetime, fb: RecallFeedback) -> float:
+    if fb.recency_weight == 0:
+        return 1.0
+    return 1.0 - fb.recency_weight * (1.0 - read_recency(cand, usage, now, fb))
+
+
+def policy_factor(
+    cand: Candidate, usage: NodeUsage | None, total: float, fb: RecallFeedback, now: datetime | None = None
+) -> float:
+    factor = ucb(usage, total, fb) * roi(cand, usage, fb) * trust(cand, usage, fb)
+    return factor * recency_factor(cand, usage, now, fb) if now is not None else factor
 
 
 async def apply_policy(store: Any, agent: str, cfg: RecallConfig, ranked: list[Candidate]) -> list[Candidate]:
@@ -157,9 +184,10 @@ async def apply_policy(store: Any, agent: str, cfg: RecallConfig, ranked: list[C
     head = ranked[: cfg.packing.max_candidates]
     usage: dict[str, NodeUsage] = await store.usage(agent, [c.node.id for c in head])
     total = sum(u.rated for u in usage.values())
+    now = cfg.reference_ts or utcnow()
     changed = False
     for c in head:
-        factor = policy_factor(c, usage.get(c.node.id), total, fb)
+        factor = policy_factor(c, usage.get(c.node.id), total, fb, now)
         if factor != 1.0:
             c.fused *= factor
             changed = True
