@@ -98,8 +98,8 @@ def mean(xs: list[float]) -> float:
     return round(sum(xs) / len(xs), 4) if xs else 0.0
 
 
-async def run_one(conv: Conversation, budget: int, seed: int) -> dict[str, Any]:
-    system = UnikoSystem()
+async def run_one(conv: Conversation, budget: int, seed: int, feedback: dict[str, Any]) -> dict[str, Any]:
+    system = UnikoSystem(uniko_config={"recall": {"feedback": feedback}} if feedback else None)
     await system.setup(conv)
     try:
         asker = Asker(system, conv, budget)
@@ -166,18 +166,30 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=21)
     p.add_argument("--conversations", type=int, default=None, help="only the first N")
     p.add_argument("--json", type=Path, default=None)
+    p.add_argument(
+        "--feedback",
+        type=json.loads,
+        default={},
+        help="RecallFeedback overrides as JSON, e.g. '{\"ucb_weight\": 0}'",
+    )
     args = p.parse_args(argv)
     dataset = load_any(args.data, "locomo")
     convs = dataset.conversations[: args.conversations] if args.conversations else dataset.conversations
     rows = []
     for conv in convs:
-        row = asyncio.run(run_one(conv, args.budget, args.seed))
+        row = asyncio.run(run_one(conv, args.budget, args.seed, args.feedback))
         rows.append(row)
         print(
             json.dumps({k: v for k, v in row.items() if k != "_raw"}),
             flush=True,
         )
-    report = {"budget": args.budget, "seed": args.seed, "overall": overall(rows), "conversations": rows}
+    report = {
+        "budget": args.budget,
+        "seed": args.seed,
+        "feedback": args.feedback,
+        "overall": overall(rows),
+        "conversations": rows,
+    }
     print(json.dumps(report["overall"], indent=1))
     if args.json:
         args.json.write_text(json.dumps(report, indent=1))

@@ -75,14 +75,17 @@ async def recall(
     query = validate_query(query, cfg.intent.max_query_chars)
     counter = as_token_counter(token_counter if token_counter is not None else kb.token_counter)
     store = kb.store
-    # The learned alpha changes the fusion weights: resolved first, so the cache key holds it.
-    cfg = await learned_config(store, agent, cfg)
     note_unrestricted(cfg, agent)
     key = None
     generation = store.generation(agent)
-    if cache is not None and cfg.use_cache and not cfg.explain:
+    cached_path = cache is not None and cfg.use_cache and not cfg.explain
+    if cached_path:
         # Another process's writes count too: one small read on a store shared by processes.
         generation = await shared_generation(store, agent)
+    # The learned alpha changes the fusion weights: resolved before the key, so the key holds it
+    # (read once per generation: feedback, the only thing that moves it, bumps the generation).
+    cfg = await learned_config(store, agent, cfg, generation)
+    if cache is not None and cached_path:
         key = RecallCache.key(agent, query, {**cfg.result_key(), "token_counter": counter.name})
         cached = cache.get(key, generation)
         if cached is not None:

@@ -79,11 +79,27 @@ def with_alpha(cfg: RecallConfig, alpha: float) -> RecallConfig:
     return cfg.with_options(fusion={"channel_weights": weights})
 
 
-async def learned_config(store: Any, agent: str, cfg: RecallConfig) -> RecallConfig:
+#: The learned alpha per store and agent with the generation it was read at: a recall reads the
+#: meta record only when the generation moved (feedback bumps it), so a cached recall still costs
+#: one small read.
+_ALPHA_SEEN: weakref.WeakKeyDictionary[Any, dict[str, tuple[int, float]]] = weakref.WeakKeyDictionary()
+
+
+async def learned_config(
+    store: Any, agent: str, cfg: RecallConfig, generation: int | None = None
+) -> RecallConfig:
     """The config recall runs with: ``cfg`` with the agent's learned alpha applied."""
-    if not cfg.feedback.enabled:
+    if not cfg.feedback.enabled or cfg.feedback.alpha_weight == 0:
         return cfg
-    return with_alpha(cfg, await learned_alpha(store, agent))
+    seen = _ALPHA_SEEN.setdefault(store, {}) if generation is not None else {}
+    hit = seen.get(agent)
+    if hit is not None and hit[0] == generation:
+        alpha = hit[1]
+    else:
+        alpha = await learned_alpha(store, agent)
+        if generation is not None:
+            seen[agent] = (generation, alpha)
+    return with_alpha(cfg, alpha)
 
 
 def lexical_share(channels: Sequence[str], fb: RecallFeedback) -> float | None:
@@ -236,14 +252,13 @@ async def record_feedback(
     rated = rated_items(target)
     w = float(weight)
     deltas = {nid: UsageDelta(echo=w if useful else 0.0, fizzle=0.0 if useful else w) for nid, _ in rated}
-    n = await store.record_usage(agent, deltas, invalidates=True)
-    if n:
-        known = await store.usage(agent, [nid for nid, _ in rated])
-        shares = [
-            s
-            for nid, ch in rated
-            if ch is not None and nid in known and (s := lexical_share(ch, fb)) is not None
-        ]
-        if shares:
-            await update_alpha(store, agent, shares, useful, fb)
-    return int(n)
+    # Alpha first, the counts (and the generation bump) last: a recall that sees the new
+    # generation also sees the new alpha.
+    with_channels = [nid for nid, ch in rated if ch is not None]
+    known = await store.get_many(agent, with_channels) if with_channels else {}
+    shares = [
+        s for nid, ch in rated if ch is not None and nid in known and (s := lexical_share(ch, fb)) is not None
+    ]
+    if shares:
+        await update_alpha(store, agent, shares, useful, fb)
+    return int(await store.record_usage(agent, deltas, invalidates=True))
