@@ -45,7 +45,7 @@ DEFAULT_DATA = REPO_ROOT.parent / "shared" / "data" / "locomo" / "locomo_dev.jso
 DEFAULT_JUDGE_BUDGET = 1000
 MISSING_DATA = """\
 no dataset at {path}.
-Pass --data PATH. For LoCoMo, download data/locomo10.json from https://github.com/snap-research/LoCoMo
+Pass --data PATH (make bench DATA=PATH). For LoCoMo, download data/locomo10.json from https://github.com/snap-research/LoCoMo
 (licence CC BY-NC 4.0) and run:  python benchmarks/run_bench.py --data locomo10.json --format locomo
 For LongMemEval, use longmemeval_s / longmemeval_oracle JSON with --format longmemeval."""
 #: Flags the parent of a determinism check handles itself (value count each); the child runs never see them.

@@ -62,7 +62,7 @@ uni = Uniko.in_memory_sync()
 memory_agent = uni.agent("assistant")
 # One uniko agent for both: the store's namespaces name sessions of "assistant".
 store = UnikoStore(uni, agent_id="assistant")
-middleware = UnikoMiddleware(memory_agent, k=6, token_budget=400)
+middleware = UnikoMiddleware(memory_agent, limit=6, token_budget=400)
 
 # %% [markdown]
 # ## Tools that use the store

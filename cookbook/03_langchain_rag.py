@@ -71,7 +71,7 @@ print(memory.stats_sync())
 # ## The retriever
 
 # %%
-retriever = UnikoRetriever(agent=memory, k=4)
+retriever = UnikoRetriever(agent=memory, limit=4)
 docs = retriever.invoke("What is the name of Priya's cat?")
 for doc in docs:
     print(f"{doc.metadata['kind']:<11} {doc.metadata['score']:.4f}  {doc.page_content}")
@@ -82,7 +82,7 @@ print({k: docs[0].metadata[k] for k in ("coverage", "phase1_only", "phase2_only"
 # `since`, `until`), `viewer`, `reference_ts`, `token_budget`.
 
 # %%
-for doc in retriever.invoke("running", k=2, sessions=["s3"]):
+for doc in retriever.invoke("running", limit=2, sessions=["s3"]):
     print(doc.page_content)
 
 # %% [markdown]
@@ -110,7 +110,7 @@ print(chain.invoke("What is the name of Priya's cat?"))
 # The async path awaits uniko's async core directly (no thread-pool hop):
 
 # %%
-docs = await retriever.ainvoke("When did Tomas hurt his ankle?", k=3)
+docs = await retriever.ainvoke("When did Tomas hurt his ankle?", limit=3)
 for doc in docs:
     print(doc.page_content)
 

@@ -74,7 +74,7 @@ memory_agent.flush_sync()
 # ## Retriever and query engine
 
 # %%
-retriever = UnikoRetriever(memory_agent, k=4)
+retriever = UnikoRetriever(memory_agent, similarity_top_k=4)
 for node in retriever.retrieve("Where does Priya work now?"):
     print(f"{node.score:.4f} {node.node.metadata['kind']:<11} {node.node.get_content()}")
 
@@ -100,7 +100,12 @@ print([n.node.get_content()[:80] for n in response.source_nodes])
 # %%
 # `sessions=` scopes the block's recall to this chat's own history (None: every session).
 block = UnikoMemoryBlock(
-    agent=memory_agent, session_id="llama-chat", sessions=["llama-chat"], priority=0, k=4, token_budget=300
+    agent=memory_agent,
+    session_id="llama-chat",
+    sessions=["llama-chat"],
+    priority=0,
+    similarity_top_k=4,
+    token_budget=300,
 )
 chat_memory = Memory.from_defaults(
     session_id="llama-chat",

@@ -44,19 +44,15 @@ print("live cells:", "ON, " + WEAVIATE_URL if WEAVIATE_URL else "skipped (WEAVIA
 
 # %% [markdown]
 # ## Connecting
-# `connect_url` builds a `weaviate-client` v4 async client from URLs; `connect_local`,
-# `connect_custom` and `connect_cloud` cover the other set-ups. `WeaviateStore.open` creates the
-# collections when missing and checks the schema version and vector size.
+# `Uniko.open_weaviate(url, ...)` is one call: it connects a `weaviate-client` v4 async client
+# (gRPC on port 50051 of the same host unless `grpc_url=` says otherwise), creates the
+# collections when missing, checks the schema version and vector size, and starts the engine;
+# `close` closes the client. `Uniko.open_weaviate_sync` is the twin for synchronous code, and
+# `Uniko.open(path, config, weaviate=client)` takes a client you built yourself (`connect_local`,
+# `connect_custom`, `connect_cloud` in `uniko_memory.store.weaviate`).
 #
 # ```python
-# from uniko_memory.facade import Uniko, default_embedder
-# from uniko_memory.knowledge_base import KnowledgeBase
-# from uniko_memory.store.weaviate import WeaviateStore, connect_url
-#
-# embedder = default_embedder(config)
-# client = await connect_url(os.environ["WEAVIATE_URL"], api_key=os.environ.get("WEAVIATE_API_KEY"))
-# store = await WeaviateStore.open(client, prefix="UnikoCookbook", dim=embedder.dim, owns_client=True)
-# uni = await Uniko.from_knowledge_base(await KnowledgeBase.from_store(store, config, embedder=embedder))
+# uni = await Uniko.open_weaviate(os.environ["WEAVIATE_URL"], config, collection_prefix="UnikoCookbook")
 # ```
 #
 # A `Uniko` built with `await` lives on the caller's event loop: use the async API (`await
@@ -65,17 +61,15 @@ print("live cells:", "ON, " + WEAVIATE_URL if WEAVIATE_URL else "skipped (WEAVIA
 # %%
 uni = None
 if WEAVIATE_URL:
-    from uniko_memory.facade import Uniko, default_embedder
-    from uniko_memory.knowledge_base import KnowledgeBase
-    from uniko_memory.store.weaviate import WeaviateStore, connect_url
+    from uniko_memory.facade import Uniko
 
-    embedder = default_embedder(config)
-    client = await connect_url(
-        WEAVIATE_URL, grpc_url=os.environ.get("WEAVIATE_GRPC_URL"), api_key=os.environ.get("WEAVIATE_API_KEY")
+    uni = await Uniko.open_weaviate(
+        WEAVIATE_URL,
+        config,
+        grpc_url=os.environ.get("WEAVIATE_GRPC_URL"),
+        api_key=os.environ.get("WEAVIATE_API_KEY"),
+        collection_prefix="UnikoCookbook",
     )
-    store = await WeaviateStore.open(client, prefix="UnikoCookbook", dim=embedder.dim, owns_client=True)
-    kb = await KnowledgeBase.from_store(store, config, embedder=embedder)
-    uni = await Uniko.from_knowledge_base(kb)
 else:
     print("skipped: set WEAVIATE_URL to run against a server")
 
@@ -111,7 +105,7 @@ else:
 if uni is not None:
     from langchain_uniko import UnikoRetriever
 
-    retriever = UnikoRetriever(agent=agent, k=3)
+    retriever = UnikoRetriever(agent=agent, limit=3)
     for doc in await retriever.ainvoke("When did Tomas hurt his ankle?"):
         print(doc.metadata["kind"], "|", doc.page_content)
 else:

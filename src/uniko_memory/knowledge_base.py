@@ -30,6 +30,8 @@ class KnowledgeBase:
     """A store, its config and (optionally) its embedder; the handle every engine function takes.
 
     ``token_counter`` counts bundle budgets (``providers.token_counter``; MiniLM WordPiece by default).
+    ``reranker`` (a ``Reranker``, e.g. ``CohereReranker``; None by default) reorders the head of
+    every recall when ``recall.rerank.enabled`` is on.
     """
 
     def __init__(
@@ -39,6 +41,7 @@ class KnowledgeBase:
         self.config = config
         self.embedder = embedder
         self.token_counter: TokenCounter = as_token_counter(token_counter)
+        self.reranker: Any = None
 
     @classmethod
     async def from_config(
@@ -50,6 +53,7 @@ class KnowledgeBase:
         embedder: Any = None,
         token_counter: Any = None,
         weaviate: Any = None,
+        owns_weaviate: bool = False,
         default_models: bool = True,
     ) -> KnowledgeBase:
         """Open the knowledge base ``config`` describes, with its default providers.
@@ -58,7 +62,8 @@ class KnowledgeBase:
         or ``config.store.backend == "weaviate"`` (then it connects to ``WEAVIATE_URL``, with
         ``WEAVIATE_GRPC_URL`` / ``WEAVIATE_API_KEY`` if set, and ``path`` is ignored); else the
         embedded store at ``path``, or a throw-away one with ``in_memory=True`` (whatever the
-        configured backend). ``embedder`` defaults to the one ``config.models.embedder`` names
+        configured backend). ``owns_weaviate``: closing the knowledge base closes the ``weaviate=``
+        client too (as it does a client it connected itself). ``embedder`` defaults to the one ``config.models.embedder`` names
         (``default_models=False``: none, for tools that only count nodes); ``token_counter`` (a
         ``TokenCounter``, an encoding name or a ``str -> int`` callable) is checked before
         anything opens.
@@ -71,7 +76,7 @@ class KnowledgeBase:
         if in_memory:
             kb = await cls.in_memory(cfg, embedder=emb)
         elif weaviate is not None or cfg.store.backend == "weaviate":
-            kb = await _weaviate_kb(weaviate, cfg, emb)
+            kb = await _weaviate_kb(weaviate, cfg, emb, owns=owns_weaviate)
         elif path is None:
             raise ConfigError("the embedded store needs a path (or in_memory=True)")
         else:
@@ -93,7 +98,11 @@ class KnowledgeBase:
             raise ConfigError("KnowledgeBase.open(path) is the embedded store; use from_store() for others")
         dim = embedder.dim if embedder is not None else None
         store = await EmbeddedStore.open(
-            path, dim=dim, vectors=cfg.store.embedded_vectors, inline_reads=cfg.store.embedded_inline_reads
+            path,
+            dim=dim,
+            vectors=cfg.store.embedded_vectors,
+            inline_reads=cfg.store.embedded_inline_reads,
+            read_only=cfg.store.embedded_read_only,
         )
         return await cls.from_store(store, cfg, embedder=embedder)
 
@@ -131,11 +140,11 @@ class KnowledgeBase:
         await self.close()
 
 
-async def _weaviate_kb(client: Any, cfg: UnikoConfig, embedder: Any) -> KnowledgeBase:
+async def _weaviate_kb(client: Any, cfg: UnikoConfig, embedder: Any, *, owns: bool = False) -> KnowledgeBase:
     from .store.weaviate.client import connect_url
     from .store.weaviate.store import WeaviateStore
 
-    owns = client is None
+    owns = owns or client is None
     if client is None:
         url = os.environ.get("WEAVIATE_URL")
         if not url:

@@ -228,6 +228,18 @@ def assert_unit_interval(hits: Sequence[Hit]) -> None:
         assert np.isfinite(h.score)
 
 
+def assert_cosine_order(
+    got: Sequence[str], vectors: np.ndarray, query: np.ndarray, node_ids: Sequence[str], atol: float
+) -> None:
+    """``got`` ranks ``node_ids`` by exact cosine, except where two cosines are within ``2 * atol``
+    of each other (a store keeping compact vectors may swap such a near-tie, never more)."""
+    assert sorted(got) == sorted(node_ids)
+    q = query / np.linalg.norm(query)
+    sim = dict(zip(node_ids, (vectors @ q).tolist(), strict=True))
+    for earlier, later in itertools.pairwise(got):
+        assert sim[earlier] >= sim[later] - 2 * atol, (earlier, sim[earlier], later, sim[later])
+
+
 def cosine_order(vectors: np.ndarray, query: np.ndarray, node_ids: Sequence[str]) -> list[str]:
     """Brute-force ranking: cosine desc, ties by id."""
     q = query / np.linalg.norm(query)

@@ -18,10 +18,10 @@ from .corpus import (
     WEEKEND,
     N,
     assert_best_first,
+    assert_cosine_order,
     assert_unit_interval,
     chunk,
     corpus_messages,
-    cosine_order,
     entity,
     fact,
     ids,
@@ -132,7 +132,7 @@ async def test_vector_exact_match_first(store: Store, corpus) -> None:
         assert len(hits) == N
         assert_unit_interval(hits)
         assert_best_first(hits)
-        assert ids(hits) == cosine_order(vecs, vecs[i], [m.id for m in msgs])
+        assert_cosine_order(ids(hits), vecs, vecs[i], [m.id for m in msgs], VECTOR_ATOL)
         for h in hits:
             j = next(k for k, m in enumerate(msgs) if m.id == h.id)
             assert h.score == pytest.approx(float(vecs[j] @ vecs[i]), abs=VECTOR_ATOL)

@@ -553,7 +553,7 @@ def _docs(docs: Sequence[Any]) -> list[Seen]:
 async def _lc_retriever(p: Probe) -> list[Seen]:
     from langchain_uniko import UnikoRetriever
 
-    r = UnikoRetriever(agent=p.handle, k=40, viewer=p.viewer, token_budget=6000)
+    r = UnikoRetriever(agent=p.handle, limit=40, viewer=p.viewer, token_budget=6000)
     return _docs(await r.ainvoke(p.query))
 
 
@@ -561,7 +561,7 @@ async def _lc_retriever(p: Probe) -> list[Seen]:
 async def _lc_retriever_sync(p: Probe) -> list[Seen]:
     from langchain_uniko import UnikoRetriever
 
-    r = UnikoRetriever(agent=p.handle, k=40, viewer=p.viewer, token_budget=6000, page_content="content")
+    r = UnikoRetriever(agent=p.handle, limit=40, viewer=p.viewer, token_budget=6000, page_content="content")
     return _docs(await asyncio.to_thread(r.invoke, p.query))
 
 
@@ -616,10 +616,45 @@ async def _lg_namespaces(p: Probe) -> list[Seen]:
 async def _lc_memory(p: Probe) -> list[Seen]:
     from langchain_uniko import UnikoMemory
 
-    memory = UnikoMemory(agent=p.handle, k=40, token_budget=6000, viewer=p.viewer)
+    memory = UnikoMemory(agent=p.handle, limit=40, token_budget=6000, viewer=p.viewer)
     text = (await memory.aload_memory_variables({"input": p.query}))["history"]
     sync = await asyncio.to_thread(memory.load_memory_variables, {"input": p.query})
     return [Seen(None, text), Seen(None, sync["history"])]
+
+
+@read_path(
+    "langchain.chat_history.recall",
+    "UnikoChatMessageHistory.arecall_messages",
+    "UnikoChatMessageHistory.recall_messages",
+)
+async def _lc_chat_history_recall(p: Probe) -> list[Seen]:
+    from langchain_uniko import UnikoChatMessageHistory
+
+    history = UnikoChatMessageHistory(
+        p.handle, session_id="probe-history", limit=40, token_budget=6000, viewer=p.viewer
+    )
+    shown = await history.arecall_messages(p.query) + await asyncio.to_thread(
+        history.recall_messages, p.query
+    )
+    return [Seen(None, str(m.content)) for m in shown]
+
+
+@read_path(
+    "langchain.chat_history.messages",
+    "UnikoChatMessageHistory.aget_messages",
+    "UnikoChatMessageHistory.messages",
+    scoped=False,
+)
+async def _lc_chat_history_messages(p: Probe) -> list[Seen]:
+    """A session's own turns, as ``Session.messages`` (the history is that conversation's)."""
+    from langchain_uniko import UnikoChatMessageHistory
+
+    out: list[Seen] = []
+    for node in await p.handle.sessions():
+        history = UnikoChatMessageHistory(p.handle, session_id=node.external_id)
+        shown = await history.aget_messages() + await asyncio.to_thread(lambda h=history: h.messages)
+        out += [Seen(None, str(m.content)) for m in shown]
+    return out
 
 
 @read_path("langchain.middleware", "UnikoMiddleware.awrap_model_call", "UnikoMiddleware.wrap_model_call")
@@ -629,7 +664,7 @@ async def _lc_middleware(p: Probe) -> list[Seen]:
     from langchain_core.messages import HumanMessage
     from langchain_uniko import UnikoMiddleware
 
-    mw = UnikoMiddleware(p.handle, k=40, token_budget=6000, viewer=p.viewer, record=False)
+    mw = UnikoMiddleware(p.handle, limit=40, token_budget=6000, viewer=p.viewer, record=False)
     request = ModelRequest(model=FakeListChatModel(responses=["ok"]), messages=[HumanMessage(p.query)])
     shown: list[str] = []
 
@@ -650,7 +685,7 @@ async def _lc_middleware(p: Probe) -> list[Seen]:
 async def _li_retriever(p: Probe) -> list[Seen]:
     from llama_index.retrievers.uniko import UnikoRetriever
 
-    r = UnikoRetriever(p.handle, k=40, viewer=p.viewer, token_budget=6000)
+    r = UnikoRetriever(p.handle, similarity_top_k=40, viewer=p.viewer, token_budget=6000)
     nodes = await r.aretrieve(p.query) + await asyncio.to_thread(r.retrieve, p.query)
     return [Seen(n.node.id_, n.node.get_content()) for n in nodes]
 
@@ -660,7 +695,9 @@ async def _li_memory(p: Probe) -> list[Seen]:
     from llama_index.core.base.llms.types import ChatMessage, MessageRole
     from llama_index.memory.uniko import UnikoMemoryBlock
 
-    block = UnikoMemoryBlock(agent=p.handle, k=40, token_budget=6000, viewer=p.viewer)
+    block = UnikoMemoryBlock(
+        agent=p.handle, scope="agent", similarity_top_k=40, token_budget=6000, viewer=p.viewer
+    )
     text = await block.aget(messages=[ChatMessage(role=MessageRole.USER, content=p.query)])
     return [Seen(None, text)]
 
@@ -708,6 +745,7 @@ NOT_READS: dict[str, str] = {
     "Session.finalize": "write (chunks and summary); returns counts",
     "Session.uniko": "a handle (the engine); reads nothing",
     "Uniko.open": "constructor",
+    "Uniko.open_weaviate": "constructor",
     "Uniko.in_memory": "constructor",
     "Uniko.from_knowledge_base": "constructor",
     "Uniko.open_sync": "constructor",
@@ -735,6 +773,13 @@ NOT_READS: dict[str, str] = {
     "UnikoMiddleware.after_agent": "write (records the run's turns)",
     "UnikoMiddleware.aafter_agent": "write (records the run's turns)",
     "UnikoMemoryBlock._aput": "write",
+    "UnikoMemoryBlock.resolved_scope": "the scope setting",
+    "UnikoRetriever.k": "the deprecated name of the item count",
+    "llama.UnikoRetriever.k": "the deprecated name of the item count",
+    "UnikoChatMessageHistory.add_messages": "write",
+    "UnikoChatMessageHistory.aadd_messages": "write",
+    "UnikoChatMessageHistory.clear": "write (forgets the session)",
+    "UnikoChatMessageHistory.aclear": "write (forgets the session)",
     "UnikoMemoryBlock.atruncate": "trims text it is given; reads nothing",
 }
 
@@ -777,7 +822,13 @@ def _facade_methods(cls: type, prefix: str) -> set[str]:
 
 def api_read_surface() -> set[str]:
     """Every public read-capable method of the Store protocol, the facade and the integrations."""
-    from langchain_uniko import UnikoMemory, UnikoMiddleware, UnikoRetriever, UnikoStore
+    from langchain_uniko import (
+        UnikoChatMessageHistory,
+        UnikoMemory,
+        UnikoMiddleware,
+        UnikoRetriever,
+        UnikoStore,
+    )
     from langgraph.store.base import Op
     from llama_index.memory.uniko import UnikoMemoryBlock
     from llama_index.retrievers.uniko import UnikoRetriever as LlamaRetriever
@@ -788,6 +839,7 @@ def api_read_surface() -> set[str]:
     surface |= _own_methods(UnikoRetriever, "UnikoRetriever")
     surface |= _own_methods(UnikoMemory, "UnikoMemory")
     surface |= _own_methods(UnikoMiddleware, "UnikoMiddleware")
+    surface |= _own_methods(UnikoChatMessageHistory, "UnikoChatMessageHistory")
     surface |= _own_methods(LlamaRetriever, "llama.UnikoRetriever")
     surface |= _own_methods(UnikoMemoryBlock, "UnikoMemoryBlock")
     # UnikoStore is one batch entry point: every LangGraph operation type is its own read path.

@@ -1,6 +1,6 @@
 """LangChain and LangGraph integration for uniko-memory.
 
-``UnikoRetriever`` needs only ``langchain-core``; the others import their framework on first use:
+``UnikoRetriever`` and ``UnikoChatMessageHistory`` need only ``langchain-core``; the others import their framework on first use:
 ``UnikoMiddleware`` (``langchain``, extra ``agents``), ``UnikoStore`` (``langgraph-checkpoint``,
 extra ``store``) and the legacy ``UnikoMemory`` (``langchain-classic``, extra ``legacy``).
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from langchain_uniko.chat_history import UnikoChatMessageHistory
 from langchain_uniko.retrievers import UnikoRetriever
 
 if TYPE_CHECKING:
@@ -19,7 +20,14 @@ if TYPE_CHECKING:
 
 __version__ = "0.1.0"
 
-__all__ = ["UnikoMemory", "UnikoMiddleware", "UnikoRetriever", "UnikoStore", "__version__"]
+__all__ = [
+    "UnikoChatMessageHistory",
+    "UnikoMemory",
+    "UnikoMiddleware",
+    "UnikoRetriever",
+    "UnikoStore",
+    "__version__",
+]
 
 _LAZY = {
     "UnikoMemory": "langchain_uniko.memory",

@@ -6,6 +6,7 @@ from collections.abc import Coroutine, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from uniko_memory.deprecation import renamed
 from uniko_memory.model import Viewer
 from uniko_memory.recall import ContextBundle, RecallItem
 
@@ -14,9 +15,19 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-#: Recall options a caller may set per call (besides ``k``); anything else goes through
+#: Recall options a caller may set per call (besides ``limit``); anything else goes through
 #: ``recall_options`` and is validated by uniko's ``RecallConfig``.
 SCOPE_FIELDS = ("sessions", "participants", "since", "until", "categories", "viewer", "reference_ts")
+
+
+def limit_alias(limit: int | None, k: int | None, owner: str) -> int | None:
+    """The item count from ``limit=`` or the deprecated ``k=`` (which warns).
+
+    uniko names the item count ``limit`` everywhere: ``Agent.recall(limit=...)``, LangGraph's
+    ``BaseStore.search(limit=...)`` and these adapters. ``k`` stays as an alias for code written
+    against 0.1 and goes in 0.3.
+    """
+    return renamed(limit, k, old="k", new="limit", owner=owner)
 
 
 def resolve_agent(agent: Agent | None, uni: Uniko | None, agent_id: str | None) -> Agent:
@@ -38,15 +49,15 @@ def as_viewer(viewer: Viewer | str | None) -> Viewer | None:
 
 
 def build_recall_options(
-    *, k: int | None, token_budget: int | None, scope: Mapping[str, Any], extra: Mapping[str, Any]
+    *, limit: int | None, token_budget: int | None, scope: Mapping[str, Any], extra: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """Keyword options for ``Agent.recall``: ``limit``/``token_budget`` plus scope and extras."""
+    """Keyword options for ``Agent.recall``: ``limit`` / ``token_budget`` plus scope and extras."""
     options: dict[str, Any] = {key: value for key, value in scope.items() if value is not None}
     options.update(extra)
     if "viewer" in options:
         options["viewer"] = as_viewer(options["viewer"])
-    if k is not None:
-        options["limit"] = k
+    if limit is not None:
+        options["limit"] = limit
     if token_budget is not None:
         options["token_budget"] = token_budget
     return options

@@ -24,7 +24,7 @@ try:
 except ImportError:  # pragma: no cover - depends on the environment
     raise ImportError('UnikoMemory needs langchain-classic: pip install "langchain-uniko[legacy]"') from None
 
-from ._common import as_viewer, resolve_agent
+from ._common import as_viewer, limit_alias, resolve_agent
 from ._render import render_memory
 
 
@@ -59,8 +59,8 @@ class UnikoMemory(BaseMemory):
     """The chain output holding the reply (inferred when there is only one)."""
     user_id: str = "user"
     assistant_id: str = "assistant"
-    k: int | None = Field(default=None, ge=1)
-    """An optional cap on the memory items; None fills ``token_budget``."""
+    limit: int | None = Field(default=None, ge=1)
+    """An optional cap on the memory items; None fills ``token_budget`` (``k``: deprecated alias)."""
     token_budget: int = Field(default=1000, ge=1)
     """The rendered memory's budget, header and tags included."""
     sessions: list[str] | None = None
@@ -85,6 +85,9 @@ class UnikoMemory(BaseMemory):
             uni: Uniko | None = data.pop("uni", None)
             agent_id: str | None = data.pop("agent_id", None)
             data["agent"] = resolve_agent(data.get("agent"), uni, agent_id)
+        if isinstance(data, dict) and "k" in data:
+            data = dict(data)
+            data["limit"] = limit_alias(data.get("limit"), data.pop("k"), "UnikoMemory")
         return data
 
     @property
@@ -111,7 +114,7 @@ class UnikoMemory(BaseMemory):
         return str(next(iter(outputs.values())))
 
     def _recall_options(self) -> dict[str, Any]:
-        options: dict[str, Any] = {"limit": self.k, "token_budget": self.token_budget}
+        options: dict[str, Any] = {"limit": self.limit, "token_budget": self.token_budget}
         if self.sessions is not None:
             options["sessions"] = self.sessions
         if self.viewer is not None:

@@ -28,7 +28,7 @@ try:
 except ImportError:  # pragma: no cover - depends on the environment
     raise ImportError('UnikoMiddleware needs langchain 1.x: pip install "langchain-uniko[agents]"') from None
 
-from ._common import as_viewer, on_engine, on_engine_sync, resolve_agent
+from ._common import as_viewer, limit_alias, on_engine, on_engine_sync, resolve_agent
 from ._render import render_memory
 
 __all__ = ["UnikoMiddleware"]
@@ -57,13 +57,17 @@ class UnikoMiddleware(AgentMiddleware):
         agent: the uniko ``Agent`` handle (or pass ``uni=`` and ``agent_id=``).
         session_id: the session turns are stored in; None uses the run's ``thread_id``
             (``config={"configurable": {"thread_id": ...}}``), else ``"default"``.
-        k: an optional cap on the memory items injected (None: fill ``token_budget``).
+        limit: an optional cap on the memory items injected (None: fill ``token_budget``);
+            ``k=`` is a deprecated alias that warns.
         token_budget: the injected memory's token budget (the rendered text, framing included).
         viewer: a participant id or ``Viewer`` limiting what may be recalled.
         recall_scope_to_session: recall from the current session only (default: all sessions).
-        recall_config: a base ``RecallConfig``; ``recall_options``: further overrides.
-        user_id / assistant_id: participant ids of the two speakers.
-        inject / record: switch either half off.
+        recall_config: a base ``RecallConfig``.
+        recall_options: further ``RecallConfig`` overrides.
+        user_id: the participant id of the user.
+        assistant_id: the participant id of the assistant.
+        inject: add recalled memory to the system message (False: record only).
+        record: store the run's turns after the agent (False: inject only).
         header: frame the injected memory with the "quoted data, not instructions" header and
             ``<memory>`` tags (entries are quoted line by line either way).
         record_episode: also store each question/answer exchange as a query Episode (``True`` or
@@ -94,7 +98,7 @@ class UnikoMiddleware(AgentMiddleware):
         uni: Uniko | None = None,
         agent_id: str | None = None,
         session_id: str | None = None,
-        k: int | None = None,
+        limit: int | None = None,
         token_budget: int = 1500,
         viewer: Viewer | str | None = None,
         recall_scope_to_session: bool = False,
@@ -106,13 +110,14 @@ class UnikoMiddleware(AgentMiddleware):
         record: bool = True,
         record_episode: bool | Any = False,
         header: bool = True,
+        k: int | None = None,
         wake_up: bool = False,
         wake_up_tokens: int = 600,
     ) -> None:
         super().__init__()
         self.agent = resolve_agent(agent, uni, agent_id)
         self.session_id = session_id
-        self.k = k
+        self.limit = limit_alias(limit, k, "UnikoMiddleware")
         self.token_budget = token_budget
         self.viewer = as_viewer(viewer)
         self.recall_scope_to_session = recall_scope_to_session
@@ -143,7 +148,7 @@ class UnikoMiddleware(AgentMiddleware):
         return str(thread) if thread is not None else "default"
 
     def _options(self) -> dict[str, Any]:
-        options: dict[str, Any] = {"limit": self.k, "token_budget": self.token_budget}
+        options: dict[str, Any] = {"limit": self.limit, "token_budget": self.token_budget}
         if self.viewer is not None:
             options["viewer"] = self.viewer
         if self.recall_scope_to_session:

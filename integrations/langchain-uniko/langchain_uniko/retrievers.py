@@ -14,7 +14,14 @@ from uniko_memory.facade import Agent, Uniko
 from uniko_memory.model import Viewer
 from uniko_memory.recall import ContextBundle, RecallConfig
 
-from ._common import SCOPE_FIELDS, build_recall_options, item_metadata, item_text, resolve_agent
+from ._common import (
+    SCOPE_FIELDS,
+    build_recall_options,
+    item_metadata,
+    item_text,
+    limit_alias,
+    resolve_agent,
+)
 
 if TYPE_CHECKING:
     from langchain_core.callbacks import (
@@ -35,7 +42,8 @@ class UnikoRetriever(BaseRetriever):
 
     Key init args:
         agent: a ``uniko_memory`` ``Agent`` handle (or ``uni=`` + ``agent_id=``).
-        k: the number of items to return (recall's ``limit``).
+        limit: the number of items to return (the name ``Agent.recall`` and LangGraph's store
+            use; ``k=`` is a deprecated alias that warns).
         token_budget: the bundle's token budget (uniko default when None).
         sessions, participants, since, until, categories: scope filters.
         viewer: a participant id or ``Viewer``; only what it may see is returned.
@@ -48,15 +56,15 @@ class UnikoRetriever(BaseRetriever):
             from langchain_uniko import UnikoRetriever
 
             uni = Uniko.open_sync("./memory")
-            retriever = UnikoRetriever(agent=uni.agent("assistant-1"), k=5)
+            retriever = UnikoRetriever(agent=uni.agent("assistant-1"), limit=5)
 
     Usage:
         .. code-block:: python
 
             docs = retriever.invoke("Where does Priya work?")
-            docs = await retriever.ainvoke("Where does Priya work?", k=2, sessions=["s1"])
+            docs = await retriever.ainvoke("Where does Priya work?", limit=2, sessions=["s1"])
 
-    Every option can be overridden per call (``invoke(query, k=..., sessions=..., ...)``);
+    Every option can be overridden per call (``invoke(query, limit=..., sessions=..., ...)``);
     other ``RecallConfig`` fields go through ``recall_options`` or per-call keywords. The sync
     path uses ``Agent.recall_sync`` and needs a handle from ``Uniko.open_sync`` /
     ``in_memory_sync`` (or a call from outside the engine's loop); the async path awaits the
@@ -67,8 +75,8 @@ class UnikoRetriever(BaseRetriever):
 
     agent: Agent
     """The uniko agent whose memory is searched."""
-    k: int = Field(default=4, ge=1)
-    """How many items to return."""
+    limit: int = Field(default=4, ge=1)
+    """How many items to return (``k`` is a deprecated alias)."""
     token_budget: int | None = Field(default=None, ge=1)
     """The recall bundle's token budget; None keeps the engine's default."""
     sessions: list[str] | None = None
@@ -93,9 +101,20 @@ class UnikoRetriever(BaseRetriever):
             uni: Uniko | None = data.pop("uni", None)
             agent_id: str | None = data.pop("agent_id", None)
             data["agent"] = resolve_agent(data.get("agent"), uni, agent_id)
+        if isinstance(data, dict) and "k" in data:
+            data = dict(data)
+            limit = limit_alias(data.get("limit"), data.pop("k"), "UnikoRetriever")
+            if limit is not None:
+                data["limit"] = limit
         return data
 
-    def _options(self, k: int | None, kwargs: dict[str, Any]) -> dict[str, Any]:
+    @property
+    def k(self) -> int:
+        """Deprecated: the item count is ``limit``."""
+        limit_alias(None, self.limit, "UnikoRetriever.k")
+        return self.limit
+
+    def _options(self, limit: int | None, kwargs: dict[str, Any]) -> dict[str, Any]:
         scope = {name: getattr(self, name) for name in SCOPE_FIELDS}
         extra = {**self.recall_options, **kwargs}
         for name in SCOPE_FIELDS:  # a per-call scope value replaces the field's
@@ -104,7 +123,7 @@ class UnikoRetriever(BaseRetriever):
         # One Document per item, each with its own date: the budget is charged that way.
         extra.setdefault("layout", "standalone")
         return build_recall_options(
-            k=k if k is not None else self.k,
+            limit=limit if limit is not None else self.limit,
             token_budget=extra.pop("token_budget", self.token_budget),
             scope=scope,
             extra=extra,
@@ -126,10 +145,11 @@ class UnikoRetriever(BaseRetriever):
         query: str,
         *,
         run_manager: CallbackManagerForRetrieverRun,
+        limit: int | None = None,
         k: int | None = None,
         **kwargs: Any,
     ) -> list[Document]:
-        options = self._options(k, kwargs)
+        options = self._options(limit_alias(limit, k, "UnikoRetriever.invoke"), kwargs)
         bundle = self.agent.recall_sync(query, self.recall_config, **options)
         return self._documents(bundle, options["limit"])
 
@@ -139,9 +159,10 @@ class UnikoRetriever(BaseRetriever):
         query: str,
         *,
         run_manager: AsyncCallbackManagerForRetrieverRun,
+        limit: int | None = None,
         k: int | None = None,
         **kwargs: Any,
     ) -> list[Document]:
-        options = self._options(k, kwargs)
+        options = self._options(limit_alias(limit, k, "UnikoRetriever.invoke"), kwargs)
         bundle = await self.agent.recall(query, self.recall_config, **options)
         return self._documents(bundle, options["limit"])

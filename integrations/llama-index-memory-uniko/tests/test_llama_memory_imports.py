@@ -6,7 +6,7 @@ import llama_index.memory.uniko
 from llama_index.core.memory import BaseMemoryBlock
 from llama_index.memory.uniko import UnikoMemoryBlock
 
-EXPECTED_ALL = ["UnikoMemoryBlock"]
+EXPECTED_ALL = ["FLUSH_TOKENS", "SHORT_TERM_TOKENS", "UnikoMemoryBlock", "memory_from_defaults"]
 
 
 def test_all_imports() -> None:

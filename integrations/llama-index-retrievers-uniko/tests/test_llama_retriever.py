@@ -15,7 +15,7 @@ QUERY = "What is the name of Priya's cat?"
 
 
 def test_nodes_with_scores_and_metadata(sample_agent: Agent) -> None:
-    nodes = UnikoRetriever(sample_agent, k=3).retrieve(QUERY)
+    nodes = UnikoRetriever(sample_agent, similarity_top_k=3).retrieve(QUERY)
     assert len(nodes) == 3
     assert all(isinstance(n, NodeWithScore) and isinstance(n.node, TextNode) for n in nodes)
     assert any("Biscuit" in n.node.get_content() for n in nodes)
@@ -29,18 +29,18 @@ def test_nodes_with_scores_and_metadata(sample_agent: Agent) -> None:
 
 
 async def test_real_async_retrieve(sample_agent: Agent) -> None:
-    retriever = UnikoRetriever(sample_agent, k=2)
+    retriever = UnikoRetriever(sample_agent, similarity_top_k=2)
     nodes = await retriever.aretrieve(QUERY)
     assert [n.node.node_id for n in nodes] == [n.node.node_id for n in retriever.retrieve(QUERY)]
 
 
 def test_scope_and_construction(uni: Uniko, sample_agent: Agent) -> None:
     sid = sample_agent.session("s3").node_id
-    nodes = UnikoRetriever(uni=uni, agent_id=sample_agent.agent_id, sessions=["s3"], k=5).retrieve(
-        "Tomas ankle"
-    )
+    nodes = UnikoRetriever(
+        uni=uni, agent_id=sample_agent.agent_id, sessions=["s3"], similarity_top_k=5
+    ).retrieve("Tomas ankle")
     assert nodes and all(n.node.metadata["session_id"] == sid for n in nodes)
-    bare = UnikoRetriever(sample_agent, k=1, text="content").retrieve(QUERY)
+    bare = UnikoRetriever(sample_agent, similarity_top_k=1, text="content").retrieve(QUERY)
     assert not bare[0].node.get_content().startswith("[")
     with pytest.raises(ValueError, match="either"):
         UnikoRetriever(sample_agent, uni=uni, agent_id="x")
@@ -49,22 +49,34 @@ def test_scope_and_construction(uni: Uniko, sample_agent: Agent) -> None:
 
 
 def test_query_engine(sample_agent: Agent) -> None:
-    engine = RetrieverQueryEngine.from_args(UnikoRetriever(sample_agent, k=4), llm=MockLLM())
+    engine = RetrieverQueryEngine.from_args(UnikoRetriever(sample_agent, similarity_top_k=4), llm=MockLLM())
     response = engine.query(QUERY)
     assert len(response.source_nodes) == 4
     assert any("Biscuit" in n.node.get_content() for n in response.source_nodes)
 
 
 async def test_query_engine_async(sample_agent: Agent) -> None:
-    engine = RetrieverQueryEngine.from_args(UnikoRetriever(sample_agent, k=2), llm=MockLLM())
+    engine = RetrieverQueryEngine.from_args(UnikoRetriever(sample_agent, similarity_top_k=2), llm=MockLLM())
     response = await engine.aquery(QUERY)
     assert len(response.source_nodes) == 2
 
 
 def test_condense_plus_context_chat_engine(sample_agent: Agent) -> None:
-    chat = CondensePlusContextChatEngine.from_defaults(UnikoRetriever(sample_agent, k=3), llm=MockLLM())
+    chat = CondensePlusContextChatEngine.from_defaults(
+        UnikoRetriever(sample_agent, similarity_top_k=3), llm=MockLLM()
+    )
     first = chat.chat("What is the name of Priya's cat?")
     assert first.source_nodes and any("Biscuit" in n.node.get_content() for n in first.source_nodes)
     second = chat.chat("And when did Tomas hurt his ankle?")
     assert second.source_nodes
     assert len(chat.chat_history) == 4
+
+
+def test_k_is_a_deprecated_alias_of_similarity_top_k(sample_agent: Agent) -> None:
+    with pytest.warns(DeprecationWarning, match="use similarity_top_k=") as caught:
+        retriever = UnikoRetriever(sample_agent, k=2)
+    assert caught[0].filename == __file__
+    assert retriever.similarity_top_k == 2 and len(retriever.retrieve(QUERY)) == 2
+    assert UnikoRetriever(sample_agent).similarity_top_k == 4
+    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="not both"):
+        UnikoRetriever(sample_agent, similarity_top_k=3, k=2)

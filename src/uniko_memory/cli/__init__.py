@@ -26,10 +26,20 @@ turn is checked first and one refused turn stores nothing (exit 2).
 The harness is not part of the installed package: it is found in the source checkout this module
 lives in (an editable install), in ``$UNIKO_BENCH_ROOT``, or in the current directory or one above.
 
-The command's modules: ``formats`` (the input files), ``output`` (printing, progress), one
-``cmd_*`` module per command group (``cmd_ingest``: ``ingest``, ``ingest-doc``; ``cmd_bench``;
-``cmd_demo``: ``demo``, ``stats``) and ``parser`` (``main``: the argument parser); the entry point
-is ``uniko_memory.cli:main``.
+Looking inside a store (each with ``--path``, ``--agent`` (optional when the store holds one),
+``--json``; bad input exits 2 and writes nothing): ``recall "question"`` (the rendered bundle;
+``--budget``, ``--explain``, ``--session``, ``--participant``, ``--viewer``), ``list`` (one tier,
+``--session`` / ``--participant`` filters, ``--limit`` / ``--offset`` paging), ``show ID`` (a node
+and its provenance chain down to the Messages), ``sessions``, ``export -o FILE`` / ``import FILE``
+(one agent as JSONL, ``uniko_memory.transfer``), ``forget`` (a turn, a session or a participant;
+``--hard``; nothing happens without ``--yes``).
+
+The command's modules: ``formats`` (the input files), ``output`` (printing, progress),
+``store_access`` and ``nodes_view`` (what the look-inside commands share), one ``cmd_*`` module per
+command or group (``cmd_ingest``: ``ingest``, ``ingest-doc``; ``cmd_bench``; ``cmd_demo``:
+``demo``, ``stats``; ``cmd_recall``, ``cmd_list``, ``cmd_show``, ``cmd_sessions``, ``cmd_export``,
+``cmd_import``, ``cmd_forget``, each with a ``register(sub)``) and ``parser`` (``main``: the
+argument parser); the entry point is ``uniko_memory.cli:main``.
 """
 
 from .cmd_bench import (

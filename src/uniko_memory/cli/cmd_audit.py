@@ -11,7 +11,7 @@ from typing import Any
 from .output import _err, _out
 
 
-def add_parser(sub: Any) -> None:
+def register(sub: Any) -> None:
     p = sub.add_parser(
         "audit",
         help="check every read path: no forgotten, invalidated or out-of-scope memory comes back",
@@ -24,6 +24,7 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--probe-queries", type=int, default=None, help="probe texts per path")
     p.add_argument("--json", action="store_true", help="print the reports as JSON")
+    p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -15,10 +15,18 @@ def _err(text: str) -> None:
 
 
 class _Progress:
-    """A rich progress bar when ``rich`` is installed (the ``cli`` extra); plain lines otherwise."""
+    """A rich progress bar when ``rich`` is installed (the ``cli`` extra); plain lines otherwise.
 
-    def __init__(self, total: int, label: str, *, plain: bool = False) -> None:
+    ``stderr`` draws it on stderr (commands whose stdout is ``--json`` for scripts); ``unit`` names
+    what the plain lines count.
+    """
+
+    def __init__(
+        self, total: int, label: str, *, plain: bool = False, stderr: bool = False, unit: str = "turns"
+    ) -> None:
         self.total = total
+        self._stderr = stderr
+        self._unit = unit
         self.done = 0
         self._bar: Any = None
         self._task: Any = None
@@ -26,6 +34,7 @@ class _Progress:
         self._label = label
         if not plain:
             try:
+                from rich.console import Console
                 from rich.progress import (
                     BarColumn,
                     MofNCompleteColumn,
@@ -44,6 +53,7 @@ class _Progress:
                     TimeElapsedColumn(),
                     TimeRemainingColumn(),
                     transient=False,
+                    console=Console(stderr=True) if stderr else None,
                 )
         if self._bar is None:
             self._every = max(1, total // 10)
@@ -59,7 +69,8 @@ class _Progress:
         if self._bar is not None:
             self._bar.update(self._task, advance=n, **({"description": description} if description else {}))
         elif self.done % self._every == 0 or self.done == self.total:
-            _out(f"  {self._label}: {self.done}/{self.total} turns")
+            line = f"  {self._label}: {self.done}/{self.total} {self._unit}"
+            (_err if self._stderr else _out)(line)
 
     def __exit__(self, *exc: object) -> None:
         if self._bar is not None:

@@ -4,19 +4,57 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import cmd_audit
+from . import (
+    cmd_audit,
+    cmd_export,
+    cmd_forget,
+    cmd_import,
+    cmd_inspect,
+    cmd_list,
+    cmd_mcp,
+    cmd_recall,
+    cmd_sessions,
+    cmd_show,
+)
 from .cmd_bench import bench
-from .cmd_demo import demo, stats
+from .cmd_demo import DEMO_PATH, demo, stats
 from .cmd_ingest import DEFAULT_PATH, ingest, ingest_doc
 from .formats import InputError
 from .output import _err
 
+#: Commands that register themselves (``register(sub)`` adds the sub-command and its ``run``).
+SELF_REGISTERING = (
+    cmd_recall,
+    cmd_list,
+    cmd_show,
+    cmd_sessions,
+    cmd_export,
+    cmd_import,
+    cmd_forget,
+    cmd_mcp,
+    cmd_inspect,
+    cmd_audit,
+)
+
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The ``uniko`` command; a reader that closes the pipe early (``uniko export | head``) ends it
+    quietly, as Unix tools do."""
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # Python's recipe: point stdout at devnull so the interpreter's final flush cannot fail.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["bench"]:  # every later argument (--help included) belongs to the harness
         return bench(argv[1:])
@@ -29,7 +67,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "`uniko bench --help` lists its options",
     )
     p_demo = sub.add_parser("demo", help="ingest the bundled sample conversation and show what was stored")
-    p_demo.add_argument("--path", type=Path, default=None, help="keep the store at this path")
+    p_demo.add_argument(
+        "--path", type=Path, default=DEMO_PATH, help=f"where the demo store is kept (default: ./{DEMO_PATH})"
+    )
     p_stats = sub.add_parser("stats", help="count nodes per agent and tier in a store")
     p_stats.add_argument("path", type=Path)
     p_ing = sub.add_parser(
@@ -76,10 +116,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_doc.add_argument("--mime-type", default=None, help="the type of every file (default: from its suffix)")
     p_doc.add_argument("--session", default=None, help="attach the documents to this session")
     p_doc.add_argument("--visibility", default="public", help="public (default), private:P, team:T or org:O")
-    cmd_audit.add_parser(sub)
+    for module in SELF_REGISTERING:
+        module.register(sub)
     args = parser.parse_args(argv)
-    if args.command == "audit":
-        return cmd_audit.run(args)
+    run = getattr(args, "run", None)
+    if run is not None:
+        rc: int = run(args)
+        return rc
     if args.command == "demo":
         asyncio.run(demo(args.path))
     elif args.command == "stats":

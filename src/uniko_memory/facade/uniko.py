@@ -12,9 +12,11 @@ from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
+from pydantic import ValidationError as PydanticValidationError
+
 from ..config import UnikoConfig
 from ..cortex import SweepReport
-from ..errors import ClosedError, UnikoError
+from ..errors import ClosedError, ConfigError, UnikoError
 from ..ingest.atomic import AtomicIngest
 from ..ingest.finalize import SessionFinalizer
 from ..ingest.post import PostIngest
@@ -89,6 +91,52 @@ class Uniko:
         return await (await cls._start(kb, nlp, None))._with_chat_model(chat_model)
 
     @classmethod
+    async def open_weaviate(
+        cls,
+        url: str,
+        config: UnikoConfig | None = None,
+        *,
+        grpc_url: str | None = None,
+        api_key: str | None = None,
+        collection_prefix: str | None = None,
+        timeout: tuple[float, float, float] = (2.0, 30.0, 90.0),
+        skip_init_checks: bool = False,
+        embedder: Any = None,
+        nlp: Any = None,
+        chat_model: Any = None,
+        token_counter: Any = None,
+    ) -> Uniko:
+        """Open a memory stored in the Weaviate server at ``url``, in one call.
+
+        Connects an async weaviate-client (``store.weaviate.connect_url``: gRPC on ``grpc_url``,
+        default port 50051 of the same host; ``api_key`` for authenticated servers and Weaviate
+        Cloud), opens the store under ``collection_prefix`` (default ``config.store.collection_prefix``;
+        every process of a deployment uses the same one) and starts the engine. ``close`` closes the
+        client. ``skip_init_checks`` skips the client's gRPC health probe and PyPI version lookup
+        (closed networks). The other options are ``open``'s.
+        """
+        from ..store.weaviate.client import connect_url
+
+        cfg = config or UnikoConfig()
+        if collection_prefix is not None:
+            cfg = cfg.model_copy(deep=True)
+            try:
+                cfg.store.collection_prefix = collection_prefix  # validated on assignment
+            except PydanticValidationError as exc:
+                raise ConfigError(f"invalid collection_prefix {collection_prefix!r}: {exc}") from None
+        client = await connect_url(
+            url, grpc_url=grpc_url, api_key=api_key, timeout=timeout, skip_init_checks=skip_init_checks
+        )
+        try:
+            kb = await KnowledgeBase.from_config(
+                cfg, embedder=embedder, token_counter=token_counter, weaviate=client, owns_weaviate=True
+            )
+        except BaseException:
+            await client.close()
+            raise
+        return await (await cls._start(kb, nlp, None))._with_chat_model(chat_model)
+
+    @classmethod
     async def in_memory(
         cls,
         config: UnikoConfig | None = None,
@@ -116,14 +164,20 @@ class Uniko:
             nlp = NlpPipeline(kb.config.models.spacy_model)
         uni = cls(kb, nlp, engine)
         await uni._pipeline.start()
-        for agent in await kb.store.agents():  # finish what a previous process left undone
-            await uni._pipeline.recover(agent)
-            await uni._forgetting.resume(agent)
+        if not getattr(kb.store, "read_only", False):  # a reader leaves that to the writer
+            for agent in await kb.store.agents():  # finish what a previous process left undone
+                await uni._pipeline.recover(agent)
+                await uni._forgetting.resume(agent)
         return uni
 
     @classmethod
     def open_sync(cls, path: str | Path, config: UnikoConfig | None = None, **kwargs: Any) -> Uniko:
         return cls._sync_factory(lambda: cls.open(path, config, **kwargs))
+
+    @classmethod
+    def open_weaviate_sync(cls, url: str, config: UnikoConfig | None = None, **kwargs: Any) -> Uniko:
+        """``open_weaviate`` for synchronous code: the engine runs on its own loop thread."""
+        return cls._sync_factory(lambda: cls.open_weaviate(url, config, **kwargs))
 
     @classmethod
     def in_memory_sync(cls, config: UnikoConfig | None = None, **kwargs: Any) -> Uniko:

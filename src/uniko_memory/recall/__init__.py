@@ -28,6 +28,7 @@ from .items import (
     ContextBundle,
     RecallItem,
     RecallSource,
+    memory_header,
     quote_lines,
     render_item,
 )
@@ -47,6 +48,7 @@ __all__ = [
     "RecallItem",
     "RecallSource",
     "build_intent_at",
+    "memory_header",
     "predict_answer_type",
     "quote_lines",
     "recall",

@@ -93,14 +93,21 @@ class RecallConfig(RecallTuning):
     layout: Literal["grouped", "standalone"] = "grouped"
     #: Who is asking: only memories whose visibility admits this viewer; None = unrestricted.
     viewer: Viewer | None = None
+    #: Recall from these sessions only (their external ids).
     sessions: list[str] | None = None
+    #: Recall what these participants said only.
     participants: list[str] | None = None
+    #: Recall from this time on (inclusive).
     since: UtcDatetime | None = None
+    #: Recall from before this time.
     until: UtcDatetime | None = None
+    #: Recall nodes of these categories only.
     categories: list[str] | None = None
     #: What relative phrases in the question ("last May") are relative to (default: now).
     reference_ts: UtcDatetime | None = None
+    #: Attach the cascade's trace (phases, channels, scores) to the bundle.
     explain: bool = False
+    #: Serve a repeated recall from the recall cache.
     use_cache: bool = True
     #: A Message longer than this (characters) is quoted by its best passage, if it has passages
     #: (``recall.passages``). Not tuning: it follows how the memory was stored, so

@@ -27,5 +27,9 @@ class TestUnikoRetrieverStandard(RetrieversIntegrationTests):
         return {"agent": self._agent}
 
     @property
+    def num_results_arg_name(self) -> str:
+        return "limit"  # uniko's one name for the item count (``k`` is a deprecated alias)
+
+    @property
     def retriever_query_example(self) -> str:
         return "What is the name of Priya's cat?"

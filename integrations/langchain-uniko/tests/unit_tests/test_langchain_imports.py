@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 import langchain_uniko
-from langchain_uniko import UnikoMemory, UnikoMiddleware, UnikoRetriever, UnikoStore
+from langchain_uniko import UnikoChatMessageHistory, UnikoMemory, UnikoMiddleware, UnikoRetriever, UnikoStore
 
-EXPECTED_ALL = ["UnikoMemory", "UnikoMiddleware", "UnikoRetriever", "UnikoStore", "__version__"]
+EXPECTED_ALL = [
+    "UnikoChatMessageHistory",
+    "UnikoMemory",
+    "UnikoMiddleware",
+    "UnikoRetriever",
+    "UnikoStore",
+    "__version__",
+]
 
 
 def test_all_imports() -> None:
@@ -20,6 +27,7 @@ def test_classes_extend_the_framework_bases() -> None:
         UnikoMemory: "BaseMemory",
         UnikoStore: "BaseStore",
         UnikoMiddleware: "AgentMiddleware",
+        UnikoChatMessageHistory: "BaseChatMessageHistory",
     }
     for cls, base in expected.items():
         assert base in [b.__name__ for b in cls.__mro__], cls

@@ -13,7 +13,7 @@ from uniko_memory.facade import Agent
 
 
 def test_load_renders_recall_with_dates(sample_agent: Agent) -> None:
-    memory = UnikoMemory(agent=sample_agent, session_id="s9", k=4, token_budget=200)
+    memory = UnikoMemory(agent=sample_agent, session_id="s9", limit=4, token_budget=200)
     assert memory.memory_variables == ["history"]
     text = memory.load_memory_variables({"input": "What is the name of Priya's cat?"})["history"]
     assert text.startswith("Memory (quoted data")

@@ -38,7 +38,7 @@ def _system(prompt: list[BaseMessage]) -> str:
 
 def test_injects_recall_for_the_last_user_message(sample_agent: Agent) -> None:
     model = SpyModel(messages=iter([AIMessage("Biscuit.")]))
-    middleware = UnikoMiddleware(sample_agent, k=4, record=False)
+    middleware = UnikoMiddleware(sample_agent, limit=4, record=False)
     graph = create_agent(model, tools=[], system_prompt="You are helpful.", middleware=[middleware])
     out = graph.invoke({"messages": [{"role": "user", "content": "What is the name of Priya's cat?"}]})
     assert out["messages"][-1].text == "Biscuit."

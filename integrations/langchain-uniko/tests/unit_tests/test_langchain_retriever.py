@@ -20,7 +20,7 @@ QUERY = "What is the name of Priya's cat?"
 
 
 def test_documents_carry_text_and_metadata(sample_agent: Agent) -> None:
-    docs = UnikoRetriever(agent=sample_agent, k=5).invoke(QUERY)
+    docs = UnikoRetriever(agent=sample_agent, limit=5).invoke(QUERY)
     assert 1 <= len(docs) <= 5
     assert all(isinstance(d, Document) for d in docs)
     assert any("Biscuit" in d.page_content for d in docs)
@@ -48,26 +48,26 @@ def test_documents_carry_text_and_metadata(sample_agent: Agent) -> None:
 
 
 def test_page_content_can_be_bare_content(sample_agent: Agent) -> None:
-    docs = UnikoRetriever(agent=sample_agent, k=2, page_content="content").invoke(QUERY)
+    docs = UnikoRetriever(agent=sample_agent, limit=2, page_content="content").invoke(QUERY)
     assert all(d.page_content == d.metadata["content"] for d in docs)
 
 
 def test_per_call_kwargs_override_fields(sample_agent: Agent) -> None:
-    retriever = UnikoRetriever(agent=sample_agent, k=5)
-    assert len(retriever.invoke(QUERY, k=2)) == 2
+    retriever = UnikoRetriever(agent=sample_agent, limit=5)
+    assert len(retriever.invoke(QUERY, limit=2)) == 2
     scoped = retriever.invoke("Tomas ankle", sessions=["s3"])
     sid = sample_agent.session("s3").node_id
     assert scoped and all(d.metadata["session_id"] == sid for d in scoped)
 
 
 async def test_async_path_matches_sync(sample_agent: Agent) -> None:
-    retriever = UnikoRetriever(agent=sample_agent, k=3)
+    retriever = UnikoRetriever(agent=sample_agent, limit=3)
     docs = await retriever.ainvoke(QUERY)
     assert [d.id for d in docs] == [d.id for d in retriever.invoke(QUERY)]
 
 
 def test_uni_and_agent_id_construction(uni: Uniko, sample_agent: Agent) -> None:
-    retriever = UnikoRetriever(uni=uni, agent_id=sample_agent.agent_id, k=1)
+    retriever = UnikoRetriever(uni=uni, agent_id=sample_agent.agent_id, limit=1)
     assert retriever.agent.agent_id == sample_agent.agent_id
     assert len(retriever.invoke(QUERY)) == 1
     with pytest.raises(ValueError, match="either"):
@@ -82,7 +82,7 @@ def test_viewer_sees_only_what_it_may(fresh_agent: Agent) -> None:
     )
     session.observe_sync(Turn(sender="ana", content="The locker room opens at 9.", at=at))
     fresh_agent.flush_sync()
-    retriever = UnikoRetriever(agent=fresh_agent, k=5)
+    retriever = UnikoRetriever(agent=fresh_agent, limit=5)
     assert any("4417" in d.page_content for d in retriever.invoke("locker code"))
     for viewer in ("bob", Viewer(participant_id="bob")):
         docs = retriever.invoke("locker code", viewer=viewer)
@@ -90,7 +90,7 @@ def test_viewer_sees_only_what_it_may(fresh_agent: Agent) -> None:
 
 
 def test_rag_chain(sample_agent: Agent) -> None:
-    retriever = UnikoRetriever(agent=sample_agent, k=4)
+    retriever = UnikoRetriever(agent=sample_agent, limit=4)
     prompt = ChatPromptTemplate.from_messages(
         [("system", "Answer from the memory:\n{context}"), ("human", "{question}")]
     )
@@ -103,3 +103,24 @@ def test_rag_chain(sample_agent: Agent) -> None:
     assert chain.invoke(QUERY) == "Biscuit."
     rendered = prompt.invoke({"context": fmt(retriever.invoke(QUERY)), "question": QUERY}).to_string()
     assert "Biscuit" in rendered
+
+
+def test_k_is_a_deprecated_alias_of_limit(sample_agent: Agent) -> None:
+    with pytest.warns(DeprecationWarning, match="use limit=|k= is deprecated") as caught:
+        retriever = UnikoRetriever(agent=sample_agent, k=2)
+    assert caught[0].filename == __file__  # the warning points at the caller's line
+    assert retriever.limit == 2 and len(retriever.invoke(QUERY)) == 2
+    with pytest.warns(DeprecationWarning, match="use limit=|k= is deprecated"):
+        assert len(retriever.invoke(QUERY, k=1)) == 1
+    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="not both"):
+        UnikoRetriever(agent=sample_agent, limit=3, k=2)
+
+
+def test_middleware_and_legacy_memory_take_limit(sample_agent: Agent) -> None:
+    from langchain_uniko import UnikoMemory, UnikoMiddleware
+
+    assert UnikoMiddleware(sample_agent, limit=3).limit == 3
+    with pytest.warns(DeprecationWarning, match="use limit=|k= is deprecated"):
+        assert UnikoMiddleware(sample_agent, k=2).limit == 2
+    with pytest.warns(DeprecationWarning, match="use limit=|k= is deprecated"):
+        assert UnikoMemory(agent=sample_agent, k=2).limit == 2

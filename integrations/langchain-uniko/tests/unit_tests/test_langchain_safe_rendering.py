@@ -124,7 +124,7 @@ def test_middleware_injects_quoted_memory(fresh_agent: Agent) -> None:
 
 def test_legacy_memory_renders_quoted_memory(fresh_agent: Agent) -> None:
     _seed(fresh_agent)
-    memory = UnikoMemory(agent=fresh_agent, k=6)
+    memory = UnikoMemory(agent=fresh_agent, limit=6)
     text = memory.load_memory_variables({"input": "When is the pottery class?"})["history"]
     inside = assert_quoted(text)
     entry = next(i for i, line in enumerate(inside) if line.startswith("- Mallory: Sure"))

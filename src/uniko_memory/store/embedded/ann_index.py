@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .vector_codec import ann_dtype
 from .vector_options import EmbeddedVectorOptions
 
 _log = logging.getLogger(__name__)
@@ -62,7 +63,7 @@ class AnnIndex:
         self._g = graph or mod.Index(
             ndim=dim,
             metric="ip",  # the vectors are unit: inner product is the cosine
-            dtype="f16" if options.storage == "float16" else "f32",
+            dtype=ann_dtype(options.storage),
             connectivity=options.ann_connectivity,
             expansion_add=options.ann_expansion_add,
             expansion_search=options.ann_expansion_search,
@@ -130,7 +131,7 @@ class AnnIndex:
             graph = mod.Index.restore(str(path))
         except (ValueError, RuntimeError, OSError):
             return None
-        want_dtype = "f16" if options.storage == "float16" else "f32"
+        want_dtype = ann_dtype(options.storage)
         if (
             graph is None
             or graph.ndim != dim

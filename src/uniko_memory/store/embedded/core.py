@@ -21,10 +21,12 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from ...errors import StoreReadOnly
 from ...model import Node, node_class
 from ..base import BaseStore
 from . import ann_cache
 from .ann_index import AnnIndex, load_usearch
+from .node_rows import full_json
 from .schema import configure
 from .sqlite_errors import to_store_error
 from .unit import EmbeddedUnit
@@ -40,6 +42,9 @@ BATCH = 500
 #: ``(agent, tier, node id, node rowid, vector or None = removed)``: a commit's changes to the RAM
 #: indexes (the rowid is the key of an ANN index).
 VectorChange = tuple[str, str, str, int, np.ndarray | None]
+#: The columns a node is decoded from (``EmbeddedCore._decode``), for ``SELECT``.
+NODE_FIELDS = "tier, data, id, visibility, redacted"
+NODE_FIELDS_N = "n.tier, n.data, n.id, n.visibility, n.redacted"
 #: One (agent, tier)'s RAM index: exact below ``EmbeddedVectorOptions.exact_below``, ANN above.
 AnyIndex = VectorIndex | AnnIndex
 
@@ -65,8 +70,15 @@ class EmbeddedCore(BaseStore[EmbeddedUnit]):
         tmpdir: str | None,
         vectors: EmbeddedVectorOptions | None = None,
         inline_reads: bool = True,
+        read_only: bool = False,
     ) -> None:
         super().__init__(dim)
+        #: Opened as a reader beside the one writer process (``EmbeddedStore.open(read_only=True)``).
+        self.read_only = read_only
+        #: Commits of other processes seen so far (``PRAGMA data_version`` changes): part of
+        #: ``current_generation``, so this process's recall cache never serves an older result.
+        self._external = 0
+        self._data_version: int | None = None
         #: Reads run on the calling thread (see ``_read``); False sends each to a worker thread.
         self.inline_reads = inline_reads
         self.path = path
@@ -91,10 +103,12 @@ class EmbeddedCore(BaseStore[EmbeddedUnit]):
         conn: sqlite3.Connection | None = None
         try:
             # The real path: a symlink's -wal and -shm files are its target's.
-            conn = sqlite3.connect(
-                self.path.resolve(), check_same_thread=False, isolation_level=None, timeout=5.0
-            )
-            configure(conn)
+            options: dict[str, Any] = {"check_same_thread": False, "isolation_level": None, "timeout": 5.0}
+            if self.read_only:  # SQLite itself refuses every write on such a connection
+                conn = sqlite3.connect(self.path.resolve().as_uri() + "?mode=ro", uri=True, **options)
+            else:
+                conn = sqlite3.connect(self.path.resolve(), **options)
+            configure(conn, read_only=self.read_only)
         except sqlite3.Error as exc:
             if conn is not None:
                 conn.close()
@@ -146,7 +160,7 @@ class EmbeddedCore(BaseStore[EmbeddedUnit]):
         """Write the ANN graphs in RAM whose files are gone (a write changed the agent) or missing,
         under the write lock (no commit in flight); not one that forgot a node (its removed vector
         would reach the disk). A failure only costs a rebuild at the next open."""
-        if self._ann_dir is None:
+        if self._ann_dir is None or self.read_only:
             return
         with self._idx_lock:
             graphs = [(key, idx) for key, idx in self._indexes.items() if isinstance(idx, AnnIndex)]
@@ -159,7 +173,7 @@ class EmbeddedCore(BaseStore[EmbeddedUnit]):
 
     def _save_graph(self, conn: sqlite3.Connection, agent: str, tier: str, idx: AnnIndex) -> None:
         """Cache one graph; a failure (a read-only directory, a full disk) is only logged."""
-        if self._ann_dir is None:
+        if self._ann_dir is None or self.read_only:  # the writer owns the cache files
             return
         try:
             if ann_cache.save(conn, self._ann_dir, agent, tier, idx, self._vopts):
@@ -241,6 +255,8 @@ class EmbeddedCore(BaseStore[EmbeddedUnit]):
                 self._check_open()
                 self._reading += 1
             try:
+                if self.read_only:
+                    self._see_external_commits()
                 return fn(self._reader())
             except sqlite3.Error as exc:
                 raise to_store_error(exc, self.path, "a read") from exc
@@ -253,8 +269,36 @@ class EmbeddedCore(BaseStore[EmbeddedUnit]):
             return run()
         return await asyncio.to_thread(run)
 
+    def _see_external_commits(self) -> None:
+        """A reader: when another process committed since the last look, drop the vector indexes
+        built before it (rebuilt from SQLite at the next search) and move ``current_generation``."""
+        with self._wlock:
+            version = int(self._writer.execute("PRAGMA data_version").fetchone()[0])
+            if self._data_version is None:
+                self._data_version = version
+                return
+            if version == self._data_version:
+                return
+            self._data_version = version
+        with self._idx_lock:
+            self._indexes.clear()
+        self._external += 1
+
+    async def current_generation(self, agent: str) -> int:
+        """This process's generation for ``agent``, plus (a reader) the commits of the writer
+        process seen so far: a recall cached before one of them is not served after it."""
+        if self.read_only and not self._closed:
+            await self._read(lambda conn: None)
+        return self.generation(agent) + self._external
+
     async def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         self._check_open()
+        if self.read_only:
+            raise StoreReadOnly(
+                f"the store {self.path} was opened read-only (a reader beside the process that writes it); "
+                "send writes to that process (e.g. its MCP server), or open the store read-write once no "
+                "other process holds it"
+            )
 
         def run() -> T:
             with self._wlock:
@@ -278,5 +322,7 @@ class EmbeddedCore(BaseStore[EmbeddedUnit]):
         return await asyncio.to_thread(run)
 
     @staticmethod
-    def _decode(tier: str, data: str) -> Node:
-        return node_class(tier).model_validate_json(data)
+    def _decode(agent: str, row: Sequence[Any]) -> Node:
+        """A node from its row: ``NODE_FIELDS`` in order (the agent is the one asked for)."""
+        tier, data, node_id, visibility, redacted = row
+        return node_class(tier).model_validate_json(full_json(data, node_id, agent, visibility, redacted))

@@ -9,7 +9,7 @@ import numpy as np
 from ...model import Node, NodeUsage, Tier
 from ...model.time import from_epoch
 from ..filters import Filter
-from .core import EmbeddedCore, chunks
+from .core import NODE_FIELDS, NODE_FIELDS_N, EmbeddedCore, chunks
 from .sql_filter import to_sql
 from .vector_codec import decode
 
@@ -21,9 +21,9 @@ class EmbeddedReads(EmbeddedCore):
         def run(conn: sqlite3.Connection) -> dict[str, Node]:
             out: dict[str, Node] = {}
             for part in chunks(node_ids):
-                q = f"SELECT id, tier, data FROM nodes WHERE agent=? AND id IN ({','.join('?' * len(part))})"
-                for nid, tier, data in conn.execute(q, (agent, *part)):
-                    out[nid] = self._decode(tier, data)
+                q = f"SELECT {NODE_FIELDS} FROM nodes WHERE agent=? AND id IN ({','.join('?' * len(part))})"
+                for row in conn.execute(q, (agent, *part)):
+                    out[row[2]] = self._decode(agent, row)
             return out
 
         return await self._read(run)
@@ -44,19 +44,19 @@ class EmbeddedReads(EmbeddedCore):
         direction = "DESC" if descending else "ASC"
         red = "" if include_redacted else "AND n.redacted=0"
         q = (
-            f"SELECT n.tier, n.data FROM nodes n WHERE n.agent=? AND n.tier=? {red} AND {where} "
+            f"SELECT {NODE_FIELDS_N} FROM nodes n WHERE n.agent=? AND n.tier=? {red} AND {where} "
             f"ORDER BY {order} {direction}, n.id {direction} LIMIT ?"
         )
         rows = await self._read(lambda c: c.execute(q, (agent, tier.value, *params, limit)).fetchall())
-        return [self._decode(tr, d) for tr, d in rows]
+        return [self._decode(agent, r) for r in rows]
 
     @staticmethod
     def _order_expr(order_by: str) -> str:
         """SQL for the order; an attribute name was validated (``check_order_by``) before."""
         if order_by == "time":
             return "n.ts"
-        if order_by == "id":
-            return "n.id"
+        if order_by in ("id", "visibility", "redacted"):  # columns, not in the row's JSON
+            return f"n.{order_by}"
         return f"json_extract(n.data, '$.{order_by}')"
 
     async def _count(self, agent: str, tier: Tier | None, flt: Filter | None) -> int:

@@ -5,14 +5,27 @@ from __future__ import annotations
 import sqlite3
 
 from ...errors import SchemaMismatch, StoreError
+from .edge_schema import EDGE_TABLES, migrate_v2_edges
 from .vector_codec import Storage
 from .vector_schema import VECTOR_TABLE, migrate_v1_vectors
 
-SCHEMA_VERSION = "2"
-#: Versions ``migrate`` upgrades in place: 1 -> 2 moved the vectors (``vector_schema``).
-_UPGRADES = {"1"}
+SCHEMA_VERSION = "3"
+#: Versions ``migrate`` upgrades in place: 1 -> 2 moved the vectors (``vector_schema``), 2 -> 3
+#: the edges (``edge_schema``).
+_UPGRADES = {"1", "2"}
 
-DDL = """
+#: The session and participant indexes (schema 3): only the rows that have one (a Fact or an
+#: Entity has neither), and no id column (the rowid finds the row; schema 2 also held the id, ~36
+#: bytes an entry). A query's ``session = ?`` / ``IN (...)`` implies ``IS NOT NULL``, so SQLite
+#: uses them as before.
+NODE_SCOPE_INDEXES = """
+CREATE INDEX IF NOT EXISTS nodes_session ON nodes (agent, session, tier, redacted) WHERE session IS NOT NULL;
+CREATE INDEX IF NOT EXISTS nodes_participant ON nodes (agent, participant, tier, redacted)
+    WHERE participant IS NOT NULL;
+"""
+
+DDL = (
+    """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS nodes (
     rowid INTEGER PRIMARY KEY,
@@ -28,17 +41,6 @@ CREATE TABLE IF NOT EXISTS nodes (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS nodes_id ON nodes (agent, id);
 CREATE INDEX IF NOT EXISTS nodes_tier_ts ON nodes (agent, tier, redacted, ts);
-CREATE INDEX IF NOT EXISTS nodes_session ON nodes (agent, session, tier, redacted, id);
-CREATE INDEX IF NOT EXISTS nodes_participant ON nodes (agent, participant, tier, redacted, id);
-CREATE TABLE IF NOT EXISTS edges (
-    agent TEXT NOT NULL,
-    src TEXT NOT NULL,
-    type TEXT NOT NULL,
-    dst TEXT NOT NULL,
-    props TEXT NOT NULL DEFAULT '{}',
-    PRIMARY KEY (agent, src, type, dst)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS edges_dst ON edges (agent, dst, type);
 CREATE TABLE IF NOT EXISTS blobs (sha256 TEXT PRIMARY KEY, data BLOB NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS usage (
     agent TEXT NOT NULL, id TEXT NOT NULL, echo REAL NOT NULL DEFAULT 0, fizzle REAL NOT NULL DEFAULT 0,
@@ -46,6 +48,9 @@ CREATE TABLE IF NOT EXISTS usage (
     PRIMARY KEY(agent, id)) WITHOUT ROWID;
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(text, tokenize = 'porter unicode61 remove_diacritics 2');
 """
+    + NODE_SCOPE_INDEXES
+    + EDGE_TABLES
+)
 
 
 def check_fts5(conn: sqlite3.Connection) -> None:
@@ -61,8 +66,9 @@ def check_fts5(conn: sqlite3.Connection) -> None:
         ) from exc
 
 
-def configure(conn: sqlite3.Connection) -> None:
-    conn.execute("PRAGMA journal_mode=WAL")
+def configure(conn: sqlite3.Connection, *, read_only: bool = False) -> None:
+    if not read_only:  # a reader finds the store in WAL mode (the writer set it once)
+        conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA busy_timeout=5000")
     conn.execute("PRAGMA foreign_keys=OFF")
@@ -73,22 +79,76 @@ def configure(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA secure_delete=ON")
 
 
+def upgrade_needed(version: str) -> SchemaMismatch:
+    return SchemaMismatch(
+        f"the store is schema {version}, which this uniko-memory upgrades to schema {SCHEMA_VERSION} "
+        "in place the first time it opens it with write access; it could not write it now (read-only). "
+        "Open it once read-write (for example `uniko stats PATH` as a user who can write the file and "
+        "its directory), then read-only as before. Nothing was changed"
+    )
+
+
+def check_readable(conn: sqlite3.Connection) -> None:
+    """For a read-only open: the schema must be this version's (a reader never upgrades)."""
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+    except sqlite3.OperationalError as exc:
+        if "no such table" not in str(exc):
+            raise
+        row = None
+    if row is None:
+        raise StoreError("not a uniko-memory store (no schema): a read-only open never creates one")
+    if row[0] in _UPGRADES:
+        raise upgrade_needed(row[0])
+    if row[0] != SCHEMA_VERSION:
+        raise SchemaMismatch(
+            f"store schema version {row[0]} is not supported by this uniko-memory (expects {SCHEMA_VERSION})"
+        )
+
+
+def _stored_version(conn: sqlite3.Connection) -> str | None:
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+    except sqlite3.OperationalError as exc:
+        if "no such table" not in str(exc):
+            raise
+        return None
+    return None if row is None else str(row[0])
+
+
 def migrate(conn: sqlite3.Connection, storage: Storage = "float16") -> None:
-    """Create the schema, or upgrade an older one in one transaction (``_UPGRADES``)."""
-    conn.executescript(DDL)
-    row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+    """Create the schema, or upgrade an older one in one transaction (``_UPGRADES``). An older
+    store's tables are created inside that transaction, so a store that cannot be written (a
+    read-only file) is left as it was and says how to upgrade it."""
+    version = _stored_version(conn)
+    if version is None or version == SCHEMA_VERSION:
+        conn.executescript(DDL)  # a new store's tables; on this version's store, no-ops
+    row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() if version else None
     if row is None:
         conn.execute(VECTOR_TABLE)
         conn.execute("INSERT INTO meta(key, value) VALUES('schema_version', ?)", (SCHEMA_VERSION,))
         conn.commit()
     elif row[0] in _UPGRADES:
-        conn.execute("BEGIN IMMEDIATE")
         try:
-            migrate_v1_vectors(conn, storage)
+            conn.execute("BEGIN IMMEDIATE")
+            for statement in DDL.split(";"):  # not executescript: it would commit
+                if statement.strip():
+                    conn.execute(statement)
+            if row[0] == "1":
+                migrate_v1_vectors(conn, storage)
+            migrate_v2_edges(conn)
+            for name in ("nodes_session", "nodes_participant"):
+                conn.execute(f"DROP INDEX IF EXISTS {name}")
+            for statement in NODE_SCOPE_INDEXES.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
             conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (SCHEMA_VERSION,))
             conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
+        except BaseException as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.OperationalError) and "readonly" in str(exc).lower():
+                raise upgrade_needed(row[0]) from exc
             raise
     elif row[0] != SCHEMA_VERSION:
         raise SchemaMismatch(

@@ -21,7 +21,7 @@ from ...model import Tier
 from ..filters import Filter
 from ..fusion import relative_score
 from ..protocol import Hit, hybrid_candidates
-from .core import AnyIndex, EmbeddedCore, chunks
+from .core import NODE_FIELDS, AnyIndex, EmbeddedCore, chunks
 from .fts_query import quoted_terms, selective_match
 from .sql_filter import to_sql
 from .vectors import Scored, VectorIndex, top_k
@@ -161,8 +161,8 @@ class EmbeddedSearch(EmbeddedCore):
         if not scored:
             return []
         ids = [i for i, _ in scored]
-        q = f"SELECT id, tier, data FROM nodes WHERE agent=? AND id IN ({','.join('?' * len(ids))})"
-        nodes = {nid: self._decode(t, d) for nid, t, d in conn.execute(q, (agent, *ids))}
+        q = f"SELECT {NODE_FIELDS} FROM nodes WHERE agent=? AND id IN ({','.join('?' * len(ids))})"
+        nodes = {row[2]: self._decode(agent, row) for row in conn.execute(q, (agent, *ids))}
         return [Hit(nodes[i], s) for i, s in scored if i in nodes and not nodes[i].redacted]
 
     async def _vector_search(

@@ -1,8 +1,10 @@
 """The embedded default store: stdlib SQLite (WAL, FTS5) plus cosine search, exact (numpy) for
 small tiers and HNSW (usearch, a cache beside the database, SQLite the truth) for big ones.
 
-One process owns a store file at a time (an exclusive lock on a lock file and on the database
-file's inode, so a symlink or hard link is the same store; a second opener gets ``StoreLocked``).
+One process writes a store file at a time (an exclusive lock on a lock file and on the database
+file's inode, so a symlink or hard link is the same store; a second writer gets ``StoreLocked``);
+any number of readers (``open(read_only=True)``, in other processes) read beside it and see what it
+committed.
 Writes are serialised per store and applied in one transaction per unit; reads run on per-thread
 connections so they never wait for a writer (WAL). SQLite and OS failures surface as
 ``StoreError`` children that say what to do (``sqlite_errors``: a full disk is ``StorageFull``, a
@@ -23,11 +25,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ...errors import SchemaMismatch, StoreLocked
+from ...errors import NotFound, SchemaMismatch, StoreError, StoreLocked
 from .core import close_all
 from .graph import EmbeddedGraph
 from .reads import EmbeddedReads
-from .schema import check_fts5, migrate
+from .schema import check_fts5, check_readable, migrate
 from .search import EmbeddedSearch
 from .sqlite_errors import os_to_store_error, to_store_error
 from .vector_options import EmbeddedVectorOptions
@@ -50,12 +52,21 @@ class EmbeddedStore(EmbeddedWrites, EmbeddedReads, EmbeddedGraph, EmbeddedSearch
         dim: int | None = None,
         vectors: EmbeddedVectorOptions | None = None,
         inline_reads: bool = True,
+        read_only: bool = False,
     ) -> EmbeddedStore:
         """Open (creating if needed) the store at ``path``; ``dim`` fixes the vector dimension,
         ``vectors`` tunes their format and search (``EmbeddedVectorOptions``; defaults if None). A
         schema-1 store (float32 vectors) is upgraded in place on open. ``inline_reads``: short
-        reads run on the caller's thread (``EmbeddedCore._read``)."""
-        return await asyncio.to_thread(cls._open_sync, Path(path), dim, None, vectors, inline_reads)
+        reads run on the caller's thread (``EmbeddedCore._read``).
+
+        ``read_only``: a reader beside the one process that writes the store (any number of
+        them, in any processes): it takes no lock, never creates or upgrades the store, refuses
+        every write with ``StoreReadOnly``, and sees what the writer committed (WAL) at its next
+        read: its vector indexes are rebuilt and ``current_generation`` moves, so a recall cache
+        keyed on it never serves an older result."""
+        return await asyncio.to_thread(
+            cls._open_sync, Path(path), dim, None, vectors, inline_reads, read_only
+        )
 
     @classmethod
     async def in_memory(
@@ -79,7 +90,10 @@ class EmbeddedStore(EmbeddedWrites, EmbeddedReads, EmbeddedGraph, EmbeddedSearch
         tmpdir: str | None,
         vectors: EmbeddedVectorOptions | None = None,
         inline_reads: bool = True,
+        read_only: bool = False,
     ) -> EmbeddedStore:
+        if read_only:
+            return cls._open_reader(path, dim, vectors, inline_reads)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -98,6 +112,33 @@ class EmbeddedStore(EmbeddedWrites, EmbeddedReads, EmbeddedGraph, EmbeddedSearch
         except sqlite3.Error as exc:
             store._close_sync()
             raise to_store_error(exc, path, "opening the store") from exc
+        except SchemaMismatch as exc:
+            store._close_sync()
+            raise SchemaMismatch(f"{path}: {exc}") from exc
+        except BaseException:
+            store._close_sync()
+            raise
+        return store
+
+    @classmethod
+    def _open_reader(
+        cls, path: Path, dim: int | None, vectors: EmbeddedVectorOptions | None, inline_reads: bool
+    ) -> EmbeddedStore:
+        if not path.is_file():
+            raise NotFound(f"no store at {path} (a read-only open never creates one)")
+        try:
+            store = cls(path, dim, None, vectors, inline_reads, read_only=True)
+        except StoreError as exc:
+            raise type(exc)(f"opening {path} read-only: {exc}") from exc
+        try:
+            check_readable(store._writer)
+            store._init_dim(dim)
+        except sqlite3.Error as exc:
+            store._close_sync()
+            raise to_store_error(exc, path, "opening the store read-only") from exc
+        except StoreError as exc:
+            store._close_sync()
+            raise type(exc)(f"{path}: {exc}") from exc
         except BaseException:
             store._close_sync()
             raise
@@ -153,6 +194,6 @@ class EmbeddedStore(EmbeddedWrites, EmbeddedReads, EmbeddedGraph, EmbeddedSearch
         stored = int(row[0]) if row else None
         if stored is not None and dim is not None and stored != dim:
             raise SchemaMismatch(f"the store holds {stored}-dimensional vectors, asked to open with {dim}")
-        if stored is None and dim is not None:
+        if stored is None and dim is not None and not self.read_only:
             self._writer.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('dim', ?)", (str(dim),))
         self._dim = stored if stored is not None else dim

@@ -1,9 +1,11 @@
-"""Vector blobs at rest: float16 (the default) or float32 (stores written before issue 20).
+"""Vector blobs at rest: int8, float16 or float32 (stores written before issue 20).
 
-A blob's length tells its format, so old and new rows can sit side by side in one table and every
-reader decodes both; the RAM indexes always hold float32. A float16 vector is renormalised as it is
-decoded: rounding moves its length by ~1e-4 but its direction by ~1e-8 (cosine with the original),
-so the dot products the score contract promises stay cosines.
+A blob's length tells its format (``dim``, ``2 * dim`` or ``4 * dim`` bytes), so rows of every
+format can sit side by side in one table and every reader decodes them all; the RAM indexes always
+hold float32. A compact vector is renormalised as it is decoded, so the dot products the score
+contract promises stay cosines: float16 rounding moves a unit vector's direction by ~1e-8 (cosine
+with the original), int8 (each component scaled by the vector's largest and rounded to 1/127 of
+it) by ~1e-5, which moves a cosine score by ~1e-3.
 """
 
 from __future__ import annotations
@@ -12,21 +14,32 @@ from typing import Literal
 
 import numpy as np
 
-Storage = Literal["float16", "float32"]
+Storage = Literal["int8", "float16", "float32"]
+
+#: The int8 code of a vector's largest component (its sign kept).
+_INT8_SCALE = 127.0
 
 
 def encode(vec: np.ndarray, storage: Storage) -> bytes:
     """The blob of a unit vector in the configured at-rest precision."""
+    if storage == "int8":
+        v = np.asarray(vec, dtype=np.float32)
+        top = float(np.max(np.abs(v)))
+        return np.rint(v * (_INT8_SCALE / top)).astype(np.int8).tobytes()
     return np.asarray(vec, dtype=np.float16 if storage == "float16" else np.float32).tobytes()
 
 
 def decode(blob: bytes, dim: int) -> np.ndarray:
-    """A float32 copy of a float16 or float32 blob of ``dim`` components."""
+    """A float32 copy of an int8, float16 or float32 blob of ``dim`` components."""
+    if len(blob) == dim:
+        return _unit_rows(np.frombuffer(blob, dtype=np.int8).astype(np.float32)[None, :])[0]
     if len(blob) == 2 * dim:
         return _unit_rows(np.frombuffer(blob, dtype=np.float16).astype(np.float32)[None, :])[0]
     if len(blob) == 4 * dim:
         return np.frombuffer(blob, dtype=np.float32).copy()
-    raise ValueError(f"a vector blob of {len(blob)} bytes is neither float16 nor float32 of {dim} dimensions")
+    raise ValueError(
+        f"a vector blob of {len(blob)} bytes is not an int8, float16 or float32 vector of {dim} dimensions"
+    )
 
 
 def decode_many(blobs: list[bytes], dim: int) -> np.ndarray:
@@ -34,16 +47,23 @@ def decode_many(blobs: list[bytes], dim: int) -> np.ndarray:
     if not blobs:
         return np.zeros((0, dim), dtype=np.float32)
     size = len(blobs[0])
-    if all(len(b) == size for b in blobs) and size in (2 * dim, 4 * dim):
+    if all(len(b) == size for b in blobs) and size in (dim, 2 * dim, 4 * dim):
         if size == 4 * dim:
             return np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), dim).copy()
+        dtype = np.int8 if size == dim else np.float16
         return _unit_rows(
-            np.frombuffer(b"".join(blobs), dtype=np.float16).reshape(len(blobs), dim).astype(np.float32)
+            np.frombuffer(b"".join(blobs), dtype=dtype).reshape(len(blobs), dim).astype(np.float32)
         )
     return np.stack([decode(b, dim) for b in blobs])
 
 
+def ann_dtype(storage: Storage) -> str:
+    """The usearch scalar type of an ANN graph for this at-rest format (int8 rows: a float16 graph)."""
+    return "f32" if storage == "float32" else "f16"
+
+
 def _unit_rows(m: np.ndarray) -> np.ndarray:
-    """Rows scaled to length 1 in place (a stored vector is never zero: ``as_unit_vector``)."""
+    """Rows scaled to length 1 in place (a stored vector is never zero: ``as_unit_vector``, and
+    an int8 row keeps its largest component at +-127)."""
     m /= np.linalg.norm(m, axis=1, keepdims=True)
     return m

@@ -20,10 +20,11 @@ class EmbeddedVectorOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    #: At-rest (and ANN) precision of a stored vector. float16 halves the bytes; a score moves by
-    #: at most ~1e-3 (a unit vector's components are rounded to 11 bits). float32 is exact. Either
-    #: format is read back whatever the setting (a blob's length says which it is).
-    storage: Literal["float16", "float32"] = "float16"
+    #: At-rest precision of a stored vector (``vector_codec``). float16 halves float32's bytes and
+    #: moves a score by ~1e-4; int8 quarters them and moves a score by ~1e-3; float32 is exact. An
+    #: ANN graph holds float16 for int8 and float16 rows. Every format is read back whatever the
+    #: setting (a blob's length says which it is).
+    storage: Literal["int8", "float16", "float32"] = "int8"
     #: Rows of one (agent, tier) from which an approximate (HNSW) index answers searches; below it
     #: an exact float32 matrix does. 0 = always ANN (when the package is installed). An index that
     #: has switched to ANN stays ANN until the store is reopened.
@@ -44,12 +45,15 @@ class EmbeddedVectorOptions(BaseModel):
     #: A filtered vector search checks up to max(k * this, ``filter_min_candidates``) of the best
     #: unfiltered candidates against the filter before scoring the admitted rows exactly.
     filter_overfetch: int = Field(8, ge=1)
+    #: ... and at least this many.
     filter_min_candidates: int = Field(200, ge=1)
     #: On an ANN tier, when too few of those pass, the graph is searched again for up to this many
     #: candidates (as many as the share that passed says k needs, x ``filter_ann_widen_margin``)
     #: before the admitted rows are scored exactly (which costs a read of every admitted vector).
     filter_ann_max_candidates: int = Field(4096, ge=1)
+    #: The margin of that second ANN search.
     filter_ann_widen_margin: float = Field(1.5, ge=1.0)
     #: Its first probe checks max(k * this, ``filter_first_min``) candidates, then widens x4.
     filter_first_factor: int = Field(3, ge=1)
+    #: ... and at least this many.
     filter_first_min: int = Field(30, ge=1)

@@ -23,7 +23,7 @@ def migrate_v1_vectors(conn: sqlite3.Connection, storage: Storage) -> None:
     transaction. A vector whose node is gone is dropped (no search could return it)."""
 
     def convert(blob: bytes) -> bytes:  # schema 1 wrote float32 only
-        return encode(np.frombuffer(blob, dtype=np.float32), storage) if storage == "float16" else blob
+        return encode(np.frombuffer(blob, dtype=np.float32), storage) if storage != "float32" else blob
 
     conn.create_function("uniko_vec_convert", 1, convert, deterministic=True)
     conn.execute("DROP INDEX IF EXISTS vectors_tier")

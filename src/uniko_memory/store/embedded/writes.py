@@ -17,8 +17,10 @@ from ..text_query import clean_text
 from . import ann_cache
 from .ann_index import AnnIndex, load_usearch
 from .core import EmbeddedCore, VectorChange
+from .edge_schema import key_for, key_of, props_column, type_code
+from .node_rows import slim_json
 from .unit import EmbeddedUnit
-from .vector_codec import encode
+from .vector_codec import decode, encode
 from .vectors import VectorIndex
 
 
@@ -37,6 +39,7 @@ class EmbeddedWrites(EmbeddedCore):
 
         def apply(conn: sqlite3.Connection) -> None:
             self._drop_ann_files(conn, u.agent)
+            keys: dict[str, int] = {}  # this transaction's interned edge ends
             if new_dim is not None:
                 conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('dim', ?)", (str(new_dim),))
             for op in u.ops:
@@ -47,17 +50,25 @@ class EmbeddedWrites(EmbeddedCore):
                 elif isinstance(op, PutEdge):
                     e = op.edge
                     conn.execute(
-                        "INSERT INTO edges(agent, src, type, dst, props) VALUES(?,?,?,?,?) "
-                        "ON CONFLICT(agent, src, type, dst) DO UPDATE SET props=excluded.props",
-                        (u.agent, e.src, e.type.value, e.dst, op.props),
+                        "INSERT INTO edges(src, type, dst, props) VALUES(?,?,?,?) "
+                        "ON CONFLICT(src, type, dst) DO UPDATE SET props=excluded.props",
+                        (
+                            key_for(conn, u.agent, e.src, keys),
+                            type_code(e.type),
+                            key_for(conn, u.agent, e.dst, keys),
+                            props_column(op.props),
+                        ),
                     )
                 elif isinstance(op, DeleteNode):
+                    keys.clear()  # the node's key may go with it
                     self._delete_node(conn, u.agent, op.node_id, vec_changes)
                 elif isinstance(op, DeleteEdge):
-                    conn.execute(
-                        "DELETE FROM edges WHERE agent=? AND src=? AND type=? AND dst=?",
-                        (u.agent, op.src, op.edge_type.value, op.dst),
-                    )
+                    src, dst = key_of(conn, u.agent, op.src), key_of(conn, u.agent, op.dst)
+                    if src is not None and dst is not None:
+                        conn.execute(
+                            "DELETE FROM edges WHERE src=? AND type=? AND dst=?",
+                            (src, type_code(op.edge_type), dst),
+                        )
                 elif isinstance(op, PutBlob):
                     conn.execute(
                         "INSERT OR IGNORE INTO blobs(sha256, data) VALUES(?, ?)", (op.sha256, op.data)
@@ -94,7 +105,7 @@ class EmbeddedWrites(EmbeddedCore):
                 to_epoch(ts) if ts is not None else None,
                 node.visibility,
                 int(node.redacted),
-                data if data is not None else node.model_dump_json(),
+                slim_json(node, data if data is not None else node.model_dump_json()),
             ),
         ).fetchone()
         if row is None:
@@ -123,11 +134,11 @@ class EmbeddedWrites(EmbeddedCore):
         rowid, tier = row[0], row[1]
         if tier != op.tier.value:
             raise ValidationError(f"node {op.node_id} is a {tier}, not a {op.tier.value}")
-        conn.execute(
-            "INSERT OR REPLACE INTO vectors(node, vec) VALUES(?,?)",
-            (rowid, encode(op.vector, self._vopts.storage)),
-        )
-        changes.append((agent, tier, op.node_id, rowid, op.vector))
+        blob = encode(op.vector, self._vopts.storage)
+        conn.execute("INSERT OR REPLACE INTO vectors(node, vec) VALUES(?,?)", (rowid, blob))
+        # The RAM index holds what a reopened store reads back, so a search ranks the same before
+        # and after a restart.
+        changes.append((agent, tier, op.node_id, rowid, decode(blob, len(op.vector))))
 
     def _delete_node(
         self,
@@ -144,8 +155,11 @@ class EmbeddedWrites(EmbeddedCore):
         conn.execute("DELETE FROM fts WHERE rowid=?", (row[0],))
         conn.execute("DELETE FROM nodes WHERE rowid=?", (row[0],))
         conn.execute("DELETE FROM vectors WHERE node=?", (row[0],))
-        conn.execute("DELETE FROM edges WHERE agent=? AND src=?", (agent, node_id))
-        conn.execute("DELETE FROM edges WHERE agent=? AND dst=?", (agent, node_id))
+        k = key_of(conn, agent, node_id)
+        if k is not None:  # its edges, then its key: the id leaves the file with the node
+            conn.execute("DELETE FROM edges WHERE src=?", (k,))
+            conn.execute("DELETE FROM edges WHERE dst=?", (k,))
+            conn.execute("DELETE FROM keys WHERE k=?", (k,))
         conn.execute("DELETE FROM usage WHERE agent=? AND id=?", (agent, node_id))
         changes.append((agent, row[1], node_id, row[0], None))
         return True

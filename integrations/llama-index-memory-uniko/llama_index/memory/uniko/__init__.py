@@ -1,5 +1,10 @@
 """LlamaIndex memory block backed by uniko-memory."""
 
-from llama_index.memory.uniko.base import UnikoMemoryBlock
+from llama_index.memory.uniko.base import (
+    FLUSH_TOKENS,
+    SHORT_TERM_TOKENS,
+    UnikoMemoryBlock,
+    memory_from_defaults,
+)
 
-__all__ = ["UnikoMemoryBlock"]
+__all__ = ["FLUSH_TOKENS", "SHORT_TERM_TOKENS", "UnikoMemoryBlock", "memory_from_defaults"]

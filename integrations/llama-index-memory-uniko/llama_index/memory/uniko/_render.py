@@ -1,9 +1,10 @@
-"""Safe rendering for prompts: uniko's quoted bundle format (``ContextBundle.render``).
+"""Safe rendering for prompts: uniko's quoted entries under one framing tag.
 
-Each item is one entry, ``- (source kind) text``, under a ``[date]`` heading line shared by the
-items of that date; an entry's further lines start with ``  | `` and its tag-like ``<`` are
-written ``&lt;``, between ``<memory>`` and ``</memory>`` under a header saying it is quoted data
-(docs/security.md, "Safe rendering").
+``Memory`` wraps each block's text in ``<block name>`` … ``</block name>`` (``<uniko_memory>`` for
+this block), so the block gives the header line, naming that tag, and the bare entries: one
+``- (source kind) text`` per item under a ``[date]`` heading line shared by the items of that date.
+An entry's further lines start with ``  | `` and its tag-like ``<`` are written ``&lt;``, so stored
+text cannot close the wrapper early (docs/security.md, "Safe rendering").
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from uniko_memory.recall import (
     MEMORY_HEADER,
     MEMORY_OPEN,
     ContextBundle,
+    memory_header,
     quote_lines,
     render_item,
 )
@@ -22,35 +24,40 @@ __all__ = [
     "MEMORY_HEADER",
     "MEMORY_OPEN",
     "is_date_heading",
+    "memory_header",
     "quote_lines",
+    "render_block",
     "render_item",
-    "render_memory",
     "split_entries",
 ]
 
 
-def render_memory(bundle: ContextBundle, *, header: bool = True) -> str:
-    """The bundle as prompt text ("" when it is empty); ``header=False`` leaves out the framing."""
-    return bundle.render(header=header) if bundle.items else ""
+#: What every header line starts with, whatever tag it names.
+_HEADER_START = MEMORY_HEADER.split(" lines, between <", 1)[0]
 
 
-def split_entries(text: str) -> tuple[list[str], list[str], list[str]]:
-    """A rendered memory as (framing lines before, entries, framing lines after)."""
+def render_block(bundle: ContextBundle, *, tag: str, header: bool = True) -> str:
+    """The bundle as the block's text ("" when it is empty): the header naming ``tag`` (the tag the
+    host wraps the block in) and the entries; ``header=False`` gives the entries alone."""
+    if not bundle.items:
+        return ""
+    entries = bundle.render(header=False)
+    return f"{memory_header(tag, enclosed=True)}\n{entries}" if header else entries
+
+
+def split_entries(text: str) -> tuple[list[str], list[str]]:
+    """A block's text as (the header line, if any; entries with their further lines)."""
     lines = text.split("\n")
     head: list[str] = []
-    tail: list[str] = []
-    if MEMORY_OPEN in lines:
-        cut = lines.index(MEMORY_OPEN) + 1
-        head, lines = lines[:cut], lines[cut:]
-    if lines and lines[-1] == MEMORY_CLOSE:
-        tail, lines = [MEMORY_CLOSE], lines[:-1]
+    if lines and lines[0].startswith(_HEADER_START):
+        head, lines = lines[:1], lines[1:]
     entries: list[str] = []
     for line in lines:
         if entries and line.startswith("  |"):  # a further line of the entry (a blank one is "  |")
             entries[-1] += "\n" + line
         else:
             entries.append(line)
-    return head, entries, tail
+    return head, entries
 
 
 def is_date_heading(line: str) -> bool:

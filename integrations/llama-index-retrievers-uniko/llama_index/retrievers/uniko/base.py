@@ -10,9 +10,13 @@ from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
+from uniko_memory.deprecation import renamed
 from uniko_memory.facade import Agent, Uniko
 from uniko_memory.model import Viewer
 from uniko_memory.recall import ContextBundle, RecallConfig, RecallItem
+
+#: Items returned when ``similarity_top_k`` is not given.
+DEFAULT_TOP_K = 4
 
 #: Metadata kept out of the LLM prompt and the embedding text (the rendered text has the date).
 _HIDDEN = [
@@ -67,12 +71,18 @@ class UnikoRetriever(BaseRetriever):
 
     Args:
         agent: a uniko ``Agent`` handle (or pass ``uni=`` and ``agent_id=``).
-        k: how many items to return (recall's ``limit``).
+        similarity_top_k: how many items to return (LlamaIndex's name; recall's ``limit``).
+            ``k=`` is a deprecated alias that warns.
         token_budget: the bundle's token budget (None: the engine default).
-        sessions, participants, since, until, categories: scope filters.
+        sessions: recall from these sessions only.
+        participants: recall what these participants said only.
+        since: recall from this time on.
+        until: recall from before this time.
+        categories: recall these categories only.
         viewer: a participant id or ``Viewer``; only what it may see is returned.
         reference_ts: what relative dates in the query are relative to.
-        recall_config / recall_options: a base ``RecallConfig`` and further overrides.
+        recall_config: a base ``RecallConfig``.
+        recall_options: further ``RecallConfig`` overrides.
 
     ``retrieve`` uses ``Agent.recall_sync`` (needs a handle from ``Uniko.open_sync`` /
     ``in_memory_sync`` or a call from outside the engine's loop); ``aretrieve`` awaits the async
@@ -83,7 +93,7 @@ class UnikoRetriever(BaseRetriever):
 
             from llama_index.retrievers.uniko import UnikoRetriever
 
-            retriever = UnikoRetriever(uni.agent("assistant"), k=5)
+            retriever = UnikoRetriever(uni.agent("assistant"), similarity_top_k=5)
             nodes = retriever.retrieve("Where does Priya work?")
     """
 
@@ -93,7 +103,7 @@ class UnikoRetriever(BaseRetriever):
         *,
         uni: Uniko | None = None,
         agent_id: str | None = None,
-        k: int = 4,
+        similarity_top_k: int | None = None,
         token_budget: int | None = None,
         sessions: Sequence[str] | None = None,
         participants: Sequence[str] | None = None,
@@ -107,6 +117,7 @@ class UnikoRetriever(BaseRetriever):
         text: Literal["rendered", "content"] = "rendered",
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
+        k: int | None = None,
     ) -> None:
         if agent is None:
             if uni is None or agent_id is None:
@@ -114,10 +125,12 @@ class UnikoRetriever(BaseRetriever):
             agent = uni.agent(agent_id)
         elif uni is not None or agent_id is not None:
             raise ValueError("pass either agent=... or uni=... with agent_id=..., not both")
-        if k < 1:
-            raise ValueError("k must be at least 1")
+        top_k = renamed(similarity_top_k, k, old="k", new="similarity_top_k", owner="UnikoRetriever")
+        top_k = DEFAULT_TOP_K if top_k is None else top_k
+        if top_k < 1:
+            raise ValueError("similarity_top_k must be at least 1")
         self.agent = agent
-        self.k = k
+        self.similarity_top_k = top_k
         self.text = text
         self.recall_config = recall_config
         options: dict[str, Any] = {
@@ -134,13 +147,19 @@ class UnikoRetriever(BaseRetriever):
         self.recall_options.update(recall_options or {})
         super().__init__(callback_manager=callback_manager, verbose=verbose)
 
+    @property
+    def k(self) -> int:
+        """Deprecated: the item count is ``similarity_top_k``."""
+        renamed(None, self.similarity_top_k, old="k", new="similarity_top_k", owner="UnikoRetriever.k")
+        return self.similarity_top_k
+
     def _options(self) -> dict[str, Any]:
         # One node per item, each with its own date: the budget is charged that way.
-        return {"layout": "standalone", **self.recall_options, "limit": self.k}
+        return {"layout": "standalone", **self.recall_options, "limit": self.similarity_top_k}
 
     def _nodes(self, bundle: ContextBundle) -> list[NodeWithScore]:
         out = []
-        for rank, item in enumerate(bundle.items[: self.k]):
+        for rank, item in enumerate(bundle.items[: self.similarity_top_k]):
             node = TextNode(
                 id_=item.node_id,
                 text=item.content if self.text == "content" else (item.rendered or item.content),
