@@ -505,6 +505,7 @@ class RecallFeedback(_Group):
     was never rated recalls exactly as without this group. Multiplicative, after fusion: a
     de-boost reorders, it never hides."""
 
+    #: Off: recall ignores feedback entirely (counts are still stored).
     enabled: bool = True
     #: Exploration: fused x (1 + ucb_weight * sqrt(ln(N + 1) / (n + 1))), N the ratings of the
     #: candidates, n the candidate's own; 0 when nothing was rated.
@@ -512,10 +513,12 @@ class RecallFeedback(_Group):
     #: A Procedure rated more often useless than useful:
     #: fused x ((echo + roi_prior) / (fizzle + roi_prior)) ** roi_weight (0: off).
     roi_weight: float = Field(1.0, ge=0.0)
+    #: The ROI's prior (pseudo-counts on both sides: one fizzle does not halve a Procedure).
     roi_prior: float = Field(3.0, gt=0.0)
     #: Document chunks (artifacts) start at this trust, lifted by echoes toward 1:
     #: floor + (1 - floor) * echo / (echo + fizzle + trust_prior). 1.0: no floor (the default).
     document_trust_floor: float = Field(1.0, ge=0.0, le=1.0)
+    #: The trust lift's prior (echoes needed to lift a document halfway: this many).
     trust_prior: float = Field(3.0, gt=0.0)
     #: Per-agent alpha (lexical vs vector): an EWMA of the lexical share of rated items (target
     #: the share on an echo, one minus it on a fizzle), clamped; it scales the bm25 family's
@@ -524,33 +527,42 @@ class RecallFeedback(_Group):
     alpha_learning_rate: float = Field(0.1, ge=0.0, le=1.0)
     #: How much of the learned shift recall applies: 0.5 + alpha_weight * (learned - 0.5) (0: off).
     alpha_weight: float = Field(1.0, ge=0.0, le=1.0)
+    #: The learned alpha's clamp, low side.
     alpha_min: float = Field(0.15, ge=0.0, le=0.5)
+    #: The learned alpha's clamp, high side.
     alpha_max: float = Field(0.85, ge=0.0, le=1.0)
+    #: Alpha is applied (and keyed) in steps of this width.
     alpha_bucket: float = Field(0.1, gt=0.0, le=0.5)
     #: Recency that knows reading: fused x (1 - recency_weight * (1 - r)), r the per-tier
     #: stretched-exponential 2^-((age / half_life) ^ shape) of the more recent of the node's time
     #: and its last read (0: off, the default; at most 0.9, so a factor never reaches 0).
     recency_weight: float = Field(0.0, ge=0.0, le=0.9)
+    #: Half-life H in days per tier (FadeMem: turns fade in a month, procedures in a year).
     recency_half_life_days: dict[str, float] = Field(
         default_factory=lambda: {
             "message": 30.0, "observation": 30.0, "chunk": 30.0, "fact": 90.0, "topic": 90.0,
             "episode": 90.0, "procedure": 365.0,
         }
     )  # fmt: skip
+    #: Shape s per tier: above 1 flat then steep, below 1 a quick drop then a long tail.
     recency_shape: dict[str, float] = Field(
         default_factory=lambda: {
             "message": 1.2, "observation": 1.2, "chunk": 1.2, "fact": 1.0, "topic": 1.0,
             "episode": 1.0, "procedure": 0.8,
         }
     )  # fmt: skip
+    #: Half-life of a tier not listed.
     default_half_life_days: float = Field(90.0, gt=0.0)
+    #: Shape of a tier not listed.
     default_shape: float = Field(1.0, gt=0.0)
     #: Record each recalled item's read (access count, last access) off the read path, in
     #: batches of ``access_batch`` (patch-only: no generation bump, never fails a recall).
     track_access: bool = True
+    #: Distinct nodes read before a tracking write is scheduled.
     access_batch: int = Field(64, ge=1)
     #: The families alpha weighs: lexical, and vector (the rest are left alone).
     lexical_families: list[str] = Field(default_factory=lambda: ["bm25"])
+    #: The channel families alpha weighs as vector evidence.
     vector_families: list[str] = Field(default_factory=lambda: ["vector", "phase1"])
 
 
@@ -611,8 +623,11 @@ class WakeupConfig(_Group):
     pool_per_kind: int = Field(120, ge=1)
     #: L1 score = importance, confidence, recency and access-count terms, weighted.
     importance_weight: float = Field(0.30, ge=0.0)
+    #: Weight of confidence (a Fact's or Observation's; a Procedure's success rate).
     confidence_weight: float = Field(0.15, ge=0.0)
+    #: Weight of the 7-day dual-clock recency.
     recency_weight: float = Field(0.25, ge=0.0)
+    #: Weight of the read count (``frequency_saturation`` reads: 1).
     frequency_weight: float = Field(0.30, ge=0.0)
     #: The wake-up's own fixed recency curve: half-life in days over max(created, last access).
     recency_half_life_days: float = Field(7.0, gt=0.0)
@@ -627,11 +642,13 @@ class WakeupConfig(_Group):
     kind_shares: dict[str, float] = Field(
         default_factory=lambda: {"fact": 0.5, "observation": 0.3, "topic": 0.1, "procedure": 0.1}
     )
+    #: The kinds that take the slots the shares leave, best first across them.
     backfill_kinds: list[str] = Field(default_factory=lambda: ["fact", "observation"])
     #: Hard caps that bind even on backfill: a wrongly recalled procedure is net-negative.
     procedure_cap: int = Field(3, ge=0)
     #: Consolidation output (``consolidation_kinds``) restates clusters in new words: capped.
     consolidation_cap: int = Field(6, ge=0)
+    #: The kinds counted as consolidation output (Topics restate clusters of Facts).
     consolidation_kinds: list[str] = Field(default_factory=lambda: ["topic"])
     #: A line whose word overlap (Jaccard) with a line already chosen reaches this is dropped.
     duplicate_threshold: float = Field(0.7, ge=0.0, le=1.0)
