@@ -499,8 +499,85 @@ class RecallRerank(_Group):
     top_n: int = Field(50, ge=1)
 
 
+class RecallFeedback(_Group):
+    """What feedback (``Agent.feedback``: echo / fizzle counts per node) does to recall
+    (``recall.feedback``). Every term is 1 (or alpha 0.5) until feedback exists, so a memory that
+    was never rated recalls exactly as without this group. Multiplicative, after fusion: a
+    de-boost reorders, it never hides."""
+
+    #: Off: recall ignores feedback entirely (counts are still stored).
+    enabled: bool = True
+    #: Exploration: fused x (1 + ucb_weight * sqrt(ln(N + 1) / (n + 1))), N the ratings of the
+    #: candidates, n the candidate's own; 0 when nothing was rated.
+    ucb_weight: float = Field(0.1, ge=0.0)
+    #: A Procedure rated more often useless than useful:
+    #: fused x ((echo + roi_prior) / (fizzle + roi_prior)) ** roi_weight (0: off).
+    roi_weight: float = Field(1.0, ge=0.0)
+    #: The ROI's prior (pseudo-counts on both sides: one fizzle does not halve a Procedure).
+    roi_prior: float = Field(3.0, gt=0.0)
+    #: Document chunks (artifacts) start at this trust, lifted by echoes toward 1:
+    #: floor + (1 - floor) * echo / (echo + fizzle + trust_prior). 1.0: no floor (the default).
+    document_trust_floor: float = Field(1.0, ge=0.0, le=1.0)
+    #: The trust lift's prior (echoes needed to lift a document halfway: this many).
+    trust_prior: float = Field(3.0, gt=0.0)
+    #: Per-agent alpha (lexical vs vector): an EWMA of the lexical share of rated items (target
+    #: the share on an echo, one minus it on a fizzle), clamped; it scales the bm25 family's
+    #: weight by 2*alpha and the vector families' by 2*(1 - alpha), in ``alpha_bucket`` steps
+    #: (the cache key holds the bucket). 0.5 (the start) changes nothing.
+    alpha_learning_rate: float = Field(0.1, ge=0.0, le=1.0)
+    #: How much of the learned shift recall applies: 0.5 + alpha_weight * (learned - 0.5) (0: off).
+    alpha_weight: float = Field(1.0, ge=0.0, le=1.0)
+    #: The learned alpha's clamp, low side.
+    alpha_min: float = Field(0.15, ge=0.0, le=0.5)
+    #: The learned alpha's clamp, high side.
+    alpha_max: float = Field(0.85, ge=0.0, le=1.0)
+    #: Alpha is applied (and keyed) in steps of this width.
+    alpha_bucket: float = Field(0.1, gt=0.0, le=0.5)
+    #: Recency that knows reading: fused x (1 - recency_weight * (1 - r)), r the per-tier
+    #: stretched-exponential 2^-((age / half_life) ^ shape) of the more recent of the node's time
+    #: and its last read (0: off, the default; at most 0.9, so a factor never reaches 0).
+    recency_weight: float = Field(0.0, ge=0.0, le=0.9)
+    #: Half-life H in days per tier (FadeMem: turns fade in a month, procedures in a year).
+    recency_half_life_days: dict[str, float] = Field(
+        default_factory=lambda: {
+            "message": 30.0, "observation": 30.0, "chunk": 30.0, "fact": 90.0, "topic": 90.0,
+            "episode": 90.0, "procedure": 365.0,
+        }
+    )  # fmt: skip
+    #: Shape s per tier: above 1 flat then steep, below 1 a quick drop then a long tail.
+    recency_shape: dict[str, float] = Field(
+        default_factory=lambda: {
+            "message": 1.2, "observation": 1.2, "chunk": 1.2, "fact": 1.0, "topic": 1.0,
+            "episode": 1.0, "procedure": 0.8,
+        }
+    )  # fmt: skip
+    #: Half-life of a tier not listed.
+    default_half_life_days: float = Field(90.0, gt=0.0)
+    #: Shape of a tier not listed.
+    default_shape: float = Field(1.0, gt=0.0)
+    #: Record each recalled item's read (access count, last access) off the read path, in
+    #: batches of ``access_batch`` (patch-only: no generation bump, never fails a recall).
+    track_access: bool = True
+    #: Distinct nodes read before a tracking write is scheduled.
+    access_batch: int = Field(64, ge=1)
+    #: The families alpha weighs: lexical, and vector (the rest are left alone).
+    lexical_families: list[str] = Field(default_factory=lambda: ["bm25"])
+    #: The channel families alpha weighs as vector evidence.
+    vector_families: list[str] = Field(default_factory=lambda: ["vector", "phase1"])
+
+
 #: The tuning groups of ``RecallTuning`` (a per-call override may give any of them as a partial dict).
-RECALL_GROUPS = ("intent", "phases", "breadth", "channels", "graph", "fusion", "packing", "rerank")
+RECALL_GROUPS = (
+    "intent",
+    "phases",
+    "breadth",
+    "channels",
+    "graph",
+    "fusion",
+    "packing",
+    "rerank",
+    "feedback",
+)
 
 
 class RecallTuning(_Group):
@@ -521,12 +598,81 @@ class RecallTuning(_Group):
     fusion: RecallFusion = Field(default_factory=RecallFusion)
     packing: RecallPacking = Field(default_factory=RecallPacking)
     rerank: RecallRerank = Field(default_factory=RecallRerank)
+    feedback: RecallFeedback = Field(default_factory=RecallFeedback)
 
     @model_validator(mode="after")
     def _rerank_covers_limit(self) -> Self:
         if self.rerank.enabled and self.limit is not None and self.rerank.top_n < self.limit:
             raise ValueError("rerank.top_n must be >= limit")
         return self
+
+
+#: The kinds of memory a wake-up line may be (``WakeupConfig`` names them in shares and caps).
+WAKEUP_KINDS = ("fact", "observation", "topic", "procedure", "episode")
+
+
+class WakeupConfig(_Group):
+    """The wake-up context (``recall.wakeup``): L0 (who, when, how much) plus L1 one-liners
+    chosen without a query, for the start of a conversation. Not recall: no query, no fusion."""
+
+    #: The rendered text's budget (``render()``, every mode), in the caller's token counter.
+    max_tokens: int = Field(600, ge=1)
+    #: L1 lines at most.
+    max_lines: int = Field(20, ge=0)
+    #: Candidates read per kind (the most recent first); capped kinds need spares to backfill from.
+    pool_per_kind: int = Field(120, ge=1)
+    #: L1 score = importance, confidence, recency and access-count terms, weighted.
+    importance_weight: float = Field(0.30, ge=0.0)
+    #: Weight of confidence (a Fact's or Observation's; a Procedure's success rate).
+    confidence_weight: float = Field(0.15, ge=0.0)
+    #: Weight of the 7-day dual-clock recency.
+    recency_weight: float = Field(0.25, ge=0.0)
+    #: Weight of the read count (``frequency_saturation`` reads: 1).
+    frequency_weight: float = Field(0.30, ge=0.0)
+    #: The wake-up's own fixed recency curve: half-life in days over max(created, last access).
+    recency_half_life_days: float = Field(7.0, gt=0.0)
+    #: Accesses at which the frequency term saturates at 1.
+    frequency_saturation: int = Field(10, ge=1)
+    #: Supporting observations (a Fact) or Facts (a Topic) at which importance saturates at 1.
+    support_saturation: int = Field(5, ge=1)
+    #: Importance and confidence of a node that carries neither.
+    neutral_score: float = Field(0.5, ge=0.0, le=1.0)
+    #: Each kind's share of ``max_lines``, clamped to what the pool holds (a share is not a
+    #: reservation); slots left over go to ``backfill_kinds`` in order.
+    kind_shares: dict[str, float] = Field(
+        default_factory=lambda: {"fact": 0.5, "observation": 0.3, "topic": 0.1, "procedure": 0.1}
+    )
+    #: The kinds that take the slots the shares leave, best first across them.
+    backfill_kinds: list[str] = Field(default_factory=lambda: ["fact", "observation"])
+    #: Hard caps that bind even on backfill: a wrongly recalled procedure is net-negative.
+    procedure_cap: int = Field(3, ge=0)
+    #: Consolidation output (``consolidation_kinds``) restates clusters in new words: capped.
+    consolidation_cap: int = Field(6, ge=0)
+    #: The kinds counted as consolidation output (Topics restate clusters of Facts).
+    consolidation_kinds: list[str] = Field(default_factory=lambda: ["topic"])
+    #: A line whose word overlap (Jaccard) with a line already chosen reaches this is dropped.
+    duplicate_threshold: float = Field(0.7, ge=0.0, le=1.0)
+    #: Whether the L0 line (participants, time span, counts) opens the wake-up.
+    identity_line: bool = True
+
+    @field_validator("kind_shares")
+    @classmethod
+    def _shares(cls, v: dict[str, float]) -> dict[str, float]:
+        if any(s < 0 for s in v.values()) or sum(v.values()) > 1.0 + 1e-9:
+            raise ValueError("kind_shares must be non-negative and sum to at most 1")
+        return _known_kinds(v)
+
+    @field_validator("backfill_kinds", "consolidation_kinds")
+    @classmethod
+    def _kinds(cls, v: list[str]) -> list[str]:
+        return _known_kinds(v)
+
+
+def _known_kinds(kinds: Any) -> Any:
+    unknown = sorted(set(kinds) - set(WAKEUP_KINDS))
+    if unknown:
+        raise ValueError(f"unknown wake-up kind(s) {unknown}; known: {', '.join(WAKEUP_KINDS)}")
+    return kinds
 
 
 class UnikoConfig(_Group):
@@ -551,6 +697,7 @@ class UnikoConfig(_Group):
     cortex: CortexConfig = Field(default_factory=CortexConfig)
     #: Recall tuning: the same type ``RecallConfig`` extends with the per-call scope.
     recall: RecallTuning = Field(default_factory=RecallTuning)
+    wakeup: WakeupConfig = Field(default_factory=WakeupConfig)
 
     @model_validator(mode="after")
     def _cross_checks(self) -> UnikoConfig:

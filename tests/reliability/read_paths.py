@@ -424,6 +424,32 @@ async def _recall_cache_hit(p: Probe) -> list[Seen]:
     return of_bundle(bundle)
 
 
+@read_path("agent.wake_up", "Agent.wake_up")
+async def _wake_up(p: Probe) -> list[Seen]:
+    """The wake-up (no query), whole memory and scoped to the probe's sessions; its L0 line is
+    text about the memory (participants, span, counts), no node."""
+    from uniko_memory.wakeup import IDENTITY_ID
+
+    bundles = [await p.handle.wake_up(6000, viewer=p.viewer)]
+    if p.sessions:
+        bundles.append(await p.handle.wake_up(6000, viewer=p.viewer, sessions=list(p.sessions)))
+    out = []
+    for b in bundles:
+        out += [Seen(None, i.content) for i in b.items if i.node_id == IDENTITY_ID]
+        out += of_bundle(b.model_copy(update={"items": [i for i in b.items if i.node_id != IDENTITY_ID]}))
+    return out
+
+
+@read_path("store.usage", "Store.usage", scoped=False, tombstones=True)
+async def _store_usage(p: Probe) -> list[Seen]:
+    """Usage is keyed by node: an access recorded on every probe id (every agent's) may land on
+    the agent's own nodes only, and only those come back."""
+    from uniko_memory.model import UsageDelta
+
+    await p.store.record_usage(p.agent, {nid: UsageDelta(access_count=1) for nid in p.probe_ids})
+    return [Seen(nid) for nid in await p.store.usage(p.agent, p.probe_ids)]
+
+
 class EchoChat:
     """A chat model that repeats the memory it was shown (the worst a model can do with it)."""
 
@@ -684,6 +710,9 @@ NOT_READS: dict[str, str] = {
     "Store.delete": "write",
     "Store.redact": "write",
     "Store.set_meta": "write (engine metadata)",
+    "Store.record_usage": "write (usage counters); returns a count",
+    "Agent.feedback": "write (echo / fizzle counts); returns a count",
+    "Agent.audit": "the integrity audit: returns node ids that leaked (the read paths it probes are here)",
     "Store.close": "lifecycle",
     "Store.compact": "maintenance (makes deletions physical); returns nothing",
     "Store.dim": "the vector width; no node",

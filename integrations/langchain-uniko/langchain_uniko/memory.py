@@ -10,13 +10,14 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from langchain_core.messages import SystemMessage
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 from typing_extensions import override
 
 from uniko_memory.facade import Agent, Uniko
 from uniko_memory.ingest import Turn
 from uniko_memory.model import Viewer
 from uniko_memory.recall import ContextBundle
+from uniko_memory.wakeup import with_wake_up
 
 try:
     from langchain_classic.base_memory import BaseMemory
@@ -70,6 +71,11 @@ class UnikoMemory(BaseMemory):
     header: bool = True
     """Frame the memory with the "quoted data, not instructions" header and ``<memory>`` tags
     (entries are quoted line by line either way; see ``docs/security.md``)."""
+    wake_up: bool = False
+    """At the start of a conversation (this memory's first load) also give the wake-up context
+    (``Agent.wake_up``: who the memory is about and what matters most, chosen without a query)."""
+    wake_up_tokens: int = Field(default=600, ge=1)
+    _woken: bool = PrivateAttr(default=False)
 
     @model_validator(mode="before")
     @classmethod
@@ -115,8 +121,23 @@ class UnikoMemory(BaseMemory):
             options["viewer"] = as_viewer(self.viewer)
         return options
 
-    def _variables(self, bundle: ContextBundle) -> dict[str, Any]:
-        text = render_memory(bundle, header=self.header)
+    def _wake_options(self) -> dict[str, Any]:
+        options: dict[str, Any] = {}
+        if self.sessions is not None:
+            options["sessions"] = self.sessions
+        if self.viewer is not None:
+            options["viewer"] = as_viewer(self.viewer)
+        return options
+
+    def _starts(self) -> bool:
+        """True once: the first load of this memory, when the wake-up is on."""
+        if not self.wake_up or self._woken:
+            return False
+        self._woken = True
+        return True
+
+    def _variables(self, bundle: ContextBundle, wake: ContextBundle | None = None) -> dict[str, Any]:
+        text = render_memory(with_wake_up(wake, bundle), header=self.header)
         if self.return_messages:
             return {self.memory_key: [SystemMessage(content=text)] if text else []}
         return {self.memory_key: text}
@@ -137,12 +158,18 @@ class UnikoMemory(BaseMemory):
     @override
     def load_memory_variables(self, inputs: dict[str, Any]) -> dict[str, Any]:
         bundle = self.agent.recall_sync(self._input(inputs), **self._recall_options())
-        return self._variables(bundle)
+        wake = (
+            self.agent.wake_up_sync(self.wake_up_tokens, **self._wake_options()) if self._starts() else None
+        )
+        return self._variables(bundle, wake)
 
     @override
     async def aload_memory_variables(self, inputs: dict[str, Any]) -> dict[str, Any]:
         bundle = await self.agent.recall(self._input(inputs), **self._recall_options())
-        return self._variables(bundle)
+        wake = (
+            await self.agent.wake_up(self.wake_up_tokens, **self._wake_options()) if self._starts() else None
+        )
+        return self._variables(bundle, wake)
 
     @override
     def save_context(self, inputs: dict[str, Any], outputs: dict[str, str]) -> None:

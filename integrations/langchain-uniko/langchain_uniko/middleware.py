@@ -19,6 +19,7 @@ from uniko_memory.facade import Agent, Uniko
 from uniko_memory.ingest import Turn
 from uniko_memory.model import Viewer
 from uniko_memory.recall import ContextBundle, RecallConfig
+from uniko_memory.wakeup import with_wake_up
 
 try:
     from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
@@ -71,6 +72,9 @@ class UnikoMiddleware(AgentMiddleware):
             ``<memory>`` tags (entries are quoted line by line either way).
         record_episode: also store each question/answer exchange as a query Episode (``True`` or
             a ``uniko_memory.query.QueryRecordOptions``), so the engine can learn from it.
+        wake_up: at the start of a conversation (the first user message, no reply yet) also
+            inject the wake-up context (``Agent.wake_up``: who the memory is about, and what
+            matters most, chosen without a query) within ``wake_up_tokens`` tokens.
 
     Example:
         .. code-block:: python
@@ -107,6 +111,8 @@ class UnikoMiddleware(AgentMiddleware):
         record_episode: bool | Any = False,
         header: bool = True,
         k: int | None = None,
+        wake_up: bool = False,
+        wake_up_tokens: int = 600,
     ) -> None:
         super().__init__()
         self.agent = resolve_agent(agent, uni, agent_id)
@@ -123,6 +129,10 @@ class UnikoMiddleware(AgentMiddleware):
         self.record = record
         self.record_episode = record_episode
         self.header = header
+        self.wake_up = wake_up
+        self.wake_up_tokens = wake_up_tokens
+        #: The wake-up bundle injected at the start of the latest conversation (None: none yet).
+        self.last_wake_up: ContextBundle | None = None
         #: The bundle injected by the latest model call (for inspection and tests).
         self.last_bundle: ContextBundle | None = None
         self._bundles: dict[str, ContextBundle] = {}  # question -> injected bundle, for Episodes
@@ -146,15 +156,37 @@ class UnikoMiddleware(AgentMiddleware):
         options.update(self.recall_options)
         return options
 
-    def _with_memory(self, request: ModelRequest, query: str, bundle: ContextBundle) -> ModelRequest:
+    def _starts(self, request: ModelRequest) -> bool:
+        """The conversation's first model call: one user message and no reply yet."""
+        if not self.wake_up:
+            return False
+        msgs = request.messages
+        return sum(isinstance(m, HumanMessage) for m in msgs) == 1 and not any(
+            isinstance(m, AIMessage) for m in msgs
+        )
+
+    def _wake_options(self) -> dict[str, Any]:
+        options: dict[str, Any] = {}
+        if self.viewer is not None:
+            options["viewer"] = self.viewer
+        if self.recall_scope_to_session:
+            options["sessions"] = [self._session()]
+        return options
+
+    def _with_memory(
+        self, request: ModelRequest, query: str, bundle: ContextBundle, wake: ContextBundle | None = None
+    ) -> ModelRequest:
         self.last_bundle = bundle
+        if wake is not None:
+            self.last_wake_up = wake
         if self.record_episode:
             self._bundles[query] = bundle
             while len(self._bundles) > 64:
                 self._bundles.pop(next(iter(self._bundles)))
-        if not bundle.items:
+        shown = with_wake_up(wake, bundle)
+        if not shown.items:
             return request
-        memory = render_memory(bundle, header=self.header)
+        memory = render_memory(shown, header=self.header)
         current = request.system_message
         if current is None:
             system = SystemMessage(content=memory)
@@ -209,7 +241,12 @@ class UnikoMiddleware(AgentMiddleware):
         query = _last_user_text(request.messages) if self.inject else None
         if query is not None:
             bundle = self.agent.recall_sync(query, self.recall_config, **self._options())
-            request = self._with_memory(request, query, bundle)
+            wake = (
+                self.agent.wake_up_sync(self.wake_up_tokens, **self._wake_options())
+                if self._starts(request)
+                else None
+            )
+            request = self._with_memory(request, query, bundle, wake)
         return handler(request)
 
     @override
@@ -219,7 +256,12 @@ class UnikoMiddleware(AgentMiddleware):
         query = _last_user_text(request.messages) if self.inject else None
         if query is not None:
             bundle = await self.agent.recall(query, self.recall_config, **self._options())
-            request = self._with_memory(request, query, bundle)
+            wake = (
+                await self.agent.wake_up(self.wake_up_tokens, **self._wake_options())
+                if self._starts(request)
+                else None
+            )
+            request = self._with_memory(request, query, bundle, wake)
         return await handler(request)
 
     @override

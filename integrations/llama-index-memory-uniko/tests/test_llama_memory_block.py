@@ -79,3 +79,22 @@ def test_memory_flush_reaches_uniko_and_chat_gets_recall(fresh_agent: Agent) -> 
     messages = memory.get(input="Who plays the violin?")
     assert messages[0].role == MessageRole.SYSTEM
     assert "<uniko_memory>" in (messages[0].content or "") and "Anika" in (messages[0].content or "")
+
+
+async def test_wake_up_at_the_start_of_a_conversation(sample_agent: Agent) -> None:
+    block = UnikoMemoryBlock(
+        agent=sample_agent, scope="agent", token_budget=300, wake_up=True, wake_up_tokens=300
+    )
+    first = await block.aget([_user("hello")])
+    assert "(summary) Memory of" in first
+    assert sum(line.startswith("Memory (quoted data") for line in first.splitlines()) <= 1  # one framing
+    later = await block.aget(
+        [
+            _user("hello"),
+            ChatMessage(role=MessageRole.ASSISTANT, content="hi"),
+            _user("What is Priya's cat called?"),
+        ]
+    )
+    assert "(summary) Memory of" not in later
+    plain = UnikoMemoryBlock(agent=sample_agent, scope="agent")
+    assert "(summary) Memory of" not in await plain.aget([_user("hello")])

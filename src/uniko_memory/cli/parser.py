@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import (
+    cmd_audit,
     cmd_export,
     cmd_forget,
     cmd_import,
@@ -37,6 +38,7 @@ SELF_REGISTERING = (
     cmd_forget,
     cmd_mcp,
     cmd_inspect,
+    cmd_audit,
 )
 
 

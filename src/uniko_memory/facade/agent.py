@@ -7,16 +7,18 @@ Every verb is a thin call into the engine (``recall``, ``query``, ``pipeline.Cyc
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ..config import UnikoConfig
+from ..config import UnikoConfig, WakeupConfig
 from ..consolidation import CycleStats
 from ..consolidation.forget import ForgetReport
 from ..cortex import SweepReport, match_procedures, record_procedure_use
 from ..errors import ValidationError
 from ..ingest.artifacts import ArtifactIngest, ArtifactReport, ArtifactSource
 from ..ingest.finalize import FinalizeReport
-from ..model import Episode, Node, Procedure, Tier
+from ..integrity import AuditConfig, AuditReport, audit
+from ..model import Episode, Node, Procedure, Tier, Viewer
 from ..model import Session as SessionNode
 from ..model.time import utcnow
 from ..query import (
@@ -29,6 +31,9 @@ from ..query import (
     update_episode_outcome,
 )
 from ..recall import ContextBundle, RecallConfig, recall
+from ..recall.feedback import record_feedback
+from ..recall.items import Layout, RecallItem
+from ..wakeup import wake_up
 from .loop import engine_verb
 from .session import Session
 
@@ -64,6 +69,7 @@ class Agent:
     @engine_verb
     async def flush(self, timeout: float | None = None) -> None:
         await self._uni._pipeline.flush(self.agent_id, timeout)
+        await self._uni.access.flush(self.agent_id)
 
     def _config(self, cfg: RecallConfig | None, options: Mapping[str, Any]) -> RecallConfig:
         base = cfg or self._uni.recall_config
@@ -79,14 +85,72 @@ class Agent:
         partial dict (``phases={"phase2_coverage_gate": 0.5}``, ``RecallConfig.with_options``).
         """
         uni = self._uni
-        return await recall(
+        config = self._config(cfg, options)
+        bundle = await recall(
             uni.kb,
             query,
-            self._config(cfg, options),
+            config,
             agent=self.agent_id,
             nlp=uni.nlp,
             cache=uni.recall_cache,
         )
+        if config.feedback.track_access and bundle.items:
+            uni.access.note(self.agent_id, [i.node_id for i in bundle.items], utcnow())
+        return bundle
+
+    @engine_verb
+    async def wake_up(
+        self,
+        max_tokens: int | None = None,
+        *,
+        viewer: Viewer | None = None,
+        sessions: Sequence[str] | None = None,
+        reference_ts: datetime | None = None,
+        layout: Layout = "grouped",
+        cfg: WakeupConfig | None = None,
+    ) -> ContextBundle:
+        """The wake-up context for the start of a conversation, chosen without a query: one L0
+        line (participants, span of time, counts) and L1 one-liners (``uniko_memory.wakeup``).
+        ``bundle.render()`` holds at most ``max_tokens`` (default ``config.wakeup.max_tokens``)
+        tokens of the engine's token counter; ``viewer`` and ``sessions`` scope it as they scope
+        recall."""
+        uni = self._uni
+        return await wake_up(
+            uni.kb,
+            agent=self.agent_id,
+            cfg=cfg,
+            max_tokens=max_tokens,
+            viewer=viewer,
+            sessions=sessions,
+            reference_ts=reference_ts,
+            layout=layout,
+        )
+
+    @engine_verb
+    async def feedback(
+        self,
+        bundle_or_item_ids: ContextBundle | Sequence[RecallItem | str],
+        useful: bool,
+        *,
+        weight: float = 1.0,
+    ) -> int:
+        """Rate recalled memories: one echo (``useful``) or fizzle of ``weight`` on each item of
+        a bundle (or each item / node id given), stored durably per node. Later recalls learn
+        from it (``RecallFeedback``: per-agent alpha, exploration, procedure ROI, document trust)
+        and cached recalls are invalidated. Returns how many stored memories were rated (ids of
+        nodes this agent does not have are ignored)."""
+        if not isinstance(useful, bool):
+            raise ValidationError("feedback: useful must be True or False")
+        uni = self._uni
+        return await record_feedback(
+            uni.kb.store, self.agent_id, bundle_or_item_ids, useful, weight, uni.recall_config.feedback
+        )
+
+    @engine_verb
+    async def audit(self, cfg: AuditConfig | None = None) -> AuditReport:
+        """Check every read path (``integrity.ReadPath``): no forgotten, invalidated or
+        out-of-scope memory of this agent comes back. Read-only; see ``uniko_memory.integrity``."""
+        return await audit(self._uni, self.agent_id, cfg)
 
     @engine_verb
     async def consolidate(self) -> CycleStats | None:
@@ -256,6 +320,21 @@ class Agent:
 
     def recall_sync(self, query: str, cfg: RecallConfig | None = None, **options: Any) -> ContextBundle:
         return self._uni.run_sync(self.recall(query, cfg, **options))
+
+    def wake_up_sync(self, max_tokens: int | None = None, **options: Any) -> ContextBundle:
+        return self._uni.run_sync(self.wake_up(max_tokens, **options))
+
+    def feedback_sync(
+        self,
+        bundle_or_item_ids: ContextBundle | Sequence[RecallItem | str],
+        useful: bool,
+        *,
+        weight: float = 1.0,
+    ) -> int:
+        return self._uni.run_sync(self.feedback(bundle_or_item_ids, useful, weight=weight))
+
+    def audit_sync(self, cfg: AuditConfig | None = None) -> AuditReport:
+        return self._uni.run_sync(self.audit(cfg))
 
     def consolidate_sync(self) -> CycleStats | None:
         return self._uni.run_sync(self.consolidate())

@@ -25,6 +25,7 @@ from ..pipeline import Cycles, Forgetting, PipelineHealth, PipelineSystem
 from ..providers.chat import CircuitBreaker
 from ..query import agent_participant_id, as_chat_model
 from ..recall import RecallCache, RecallConfig
+from ..recall.access import AccessTracker
 from ..store.validation import check_agent
 from .agent import Agent
 from .loop import EngineLoop, engine_verb, on_loop
@@ -58,6 +59,8 @@ class Uniko:
         )
         self.recall_config = RecallConfig.from_uniko_config(kb.config)
         self.recall_cache = RecallCache()
+        #: Recall reads recorded as usage off the read path (``recall.access``).
+        self.access = AccessTracker(kb.store, self.recall_config.feedback.access_batch)
         self._forgetting = Forgetting(kb, self._pipeline, self._finalizer, self.recall_cache)
 
     # ------------------------------------------------------------------ construction
@@ -296,6 +299,7 @@ class Uniko:
     @engine_verb
     async def _close(self, timeout: float | None) -> None:
         await self._pipeline.shutdown(timeout)
+        await self.access.flush()
         await self.kb.close()
         self._closed = True
 

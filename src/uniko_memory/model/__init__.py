@@ -34,6 +34,7 @@ from .nodes import (
     node_class,
 )
 from .time import UtcDatetime, from_epoch, to_epoch, to_utc, utcnow
+from .usage import NodeUsage, UsageDelta
 from .visibility import AGENT_ONLY, PUBLIC, Viewer, is_well_formed, merged_visibility, org, private, team
 
 __all__ = [
@@ -52,6 +53,7 @@ __all__ = [
     "Fact",
     "Message",
     "Node",
+    "NodeUsage",
     "Observation",
     "Participant",
     "Procedure",
@@ -59,6 +61,7 @@ __all__ = [
     "Summary",
     "Tier",
     "Topic",
+    "UsageDelta",
     "UtcDatetime",
     "Viewer",
     "chunk_id",

@@ -19,6 +19,7 @@ from typing import Any
 from ..providers.token_counter import TokenCounter, as_token_counter
 from .cache import RecallCache, shared_generation
 from .config import RecallConfig
+from .feedback import learned_config
 from .intent import IntentProfile, build_intent_at, predict_answer_type, validate_query
 from .items import (
     MEMORY_CLOSE,
@@ -79,9 +80,14 @@ async def recall(
     note_unrestricted(cfg, agent)
     key = None
     generation = store.generation(agent)
-    if cache is not None and cfg.use_cache and not cfg.explain:
+    cached_path = cache is not None and cfg.use_cache and not cfg.explain
+    if cached_path:
         # Another process's writes count too: one small read on a store shared by processes.
         generation = await shared_generation(store, agent)
+    # The learned alpha changes the fusion weights: resolved before the key, so the key holds it
+    # (read once per generation: feedback, the only thing that moves it, bumps the generation).
+    cfg = await learned_config(store, agent, cfg, generation)
+    if cache is not None and cached_path:
         key = RecallCache.key(agent, query, {**cfg.result_key(), "token_counter": counter.name})
         cached = cache.get(key, generation)
         if cached is not None:

@@ -13,15 +13,17 @@ import time
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
-from ..model import EdgeType
+from ..model import EdgeType, Viewer
 from ..model import Session as SessionNode
 from .assemble import Packed, node_to_item, pack
 from .explain import trace_of
+from .feedback import apply_policy
 from .fusion import Candidate
 from .items import ContextBundle, RecallItem, RecallSource
 from .passages import quote_passages
 
 if TYPE_CHECKING:
+    from ..store.protocol import Store
     from .phases import Cascade
 
 #: Packs whose refused items are re-packed before all candidates' sources are checked at once
@@ -39,6 +41,8 @@ async def finish(
 ) -> ContextBundle:
     cfg = cas.cfg
     pk = cfg.packing
+    # Feedback multipliers, after fusion: they reorder, never remove (``recall.feedback``).
+    ranked = await apply_policy(cas.store, cas.agent, cfg, ranked)
     ranked = await quote_passages(cas, ranked[: pk.max_candidates])
     items: list[RecallItem] = []
     for cand in ranked[: pk.max_candidates]:
@@ -124,12 +128,18 @@ async def _label_sessions(cas: Cascade, items: list[RecallItem]) -> None:
 
 
 async def _fact_sources(cas: Cascade, items: list[RecallItem]) -> None:
-    """Facts cite the Messages behind them: Fact -SUPPORTED_BY-> Observation -OBSERVED_IN-> Message."""
+    await fact_sources(cas.store, cas.agent, items)
+
+
+async def fact_sources(store: Store, agent: str, items: list[RecallItem]) -> None:
+    """Facts cite the Messages behind them: Fact -SUPPORTED_BY-> Observation -OBSERVED_IN-> Message.
+
+    Public: every read surface that shows Facts (recall, the wake-up) cites them the same way."""
     facts = [i for i in items if i.kind == "fact"]
     if not facts:
         return
-    support = await cas.store.neighbor_keys(cas.agent, [f.node_id for f in facts], [EdgeType.SUPPORTED_BY])
-    observed = await cas.store.neighbor_keys(cas.agent, [d for _, _, d in support], [EdgeType.OBSERVED_IN])
+    support = await store.neighbor_keys(agent, [f.node_id for f in facts], [EdgeType.SUPPORTED_BY])
+    observed = await store.neighbor_keys(agent, [d for _, _, d in support], [EdgeType.OBSERVED_IN])
     msg_of: dict[str, list[str]] = defaultdict(list)
     for src, _, dst in observed:
         msg_of[src].append(dst)
@@ -143,16 +153,22 @@ async def _fact_sources(cas: Cascade, items: list[RecallItem]) -> None:
 
 
 async def _check_sources(cas: Cascade, items: list[RecallItem]) -> dict[str, str]:
+    return await check_sources(cas.store, cas.agent, cas.cfg.viewer, items)
+
+
+async def check_sources(
+    store: Store, agent: str, viewer: Viewer | None, items: list[RecallItem]
+) -> dict[str, str]:
     """Re-check the items' evidence in the store before they can enter the bundle: the refused.
 
     An item whose source Message is gone, redacted, or not visible to the viewer is refused, so a
     derived node (observation, chunk, fact) can never carry content its source no longer allows.
+    Public: every read surface (recall, the wake-up) refuses the same items.
     """
     ids = sorted({m for i in items for m in i.message_ids()})
     if not ids:
         return {}
-    sources = await cas.store.get_many(cas.agent, ids)
-    viewer = cas.cfg.viewer
+    sources = await store.get_many(agent, ids)
     ok = {m for m, n in sources.items() if not n.redacted and (viewer is None or viewer.admits(n.visibility))}
     return {
         i.node_id: "source deleted, redacted or not visible"

@@ -16,6 +16,7 @@ Hooks a backend implements (all ``async`` unless marked):
 - ``_vector_search``, ``_text_search``, ``_hybrid_search``;
 - ``_neighbors``, ``_neighbor_keys`` (never called with no ids);
 - ``_find``, ``_count``, ``_get_blob``, ``_get_meta``, ``_set_meta``, ``_agents``;
+- ``_record_usage`` (additive, atomic per node) and ``_usage``;
 - ``_compact`` and ``_close`` (called once; it must leave ``_closed`` set).
 """
 
@@ -24,13 +25,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import numpy as np
 
 from ..errors import ClosedError
-from ..model import Direction, Edge, EdgeType, Node, Tier
+from ..model import Direction, Edge, EdgeType, Node, NodeUsage, Tier, UsageDelta
 from .buffered_unit import BufferedUnit
 from .filters import Filter, validate
 from .lease import check_fence
@@ -138,6 +139,37 @@ class BaseStore(ABC, Generic[U]):
     async def set_meta(self, key: str, value: str) -> None:
         self._check_open()
         await self._set_meta(key, value)
+
+    async def record_usage(
+        self, agent: str, deltas: Mapping[str, UsageDelta], *, invalidates: bool = False
+    ) -> int:
+        """See ``Store.record_usage``: only ids of this agent's stored nodes are recorded."""
+        check_agent(agent)
+        if not all(isinstance(d, UsageDelta) for d in deltas.values()):
+            from ..errors import ValidationError
+
+            raise ValidationError("record_usage takes a mapping of node id to UsageDelta")
+        self._check_open()
+        ids = unique([i for i in deltas if isinstance(i, str) and i])
+        known = await self._get_many(agent, ids) if ids else {}
+        kept = {i: deltas[i] for i in ids if i in known}
+        if not kept:
+            return 0
+        await self._record_usage(agent, kept)
+        if invalidates:
+            await self._invalidate(agent)
+        return len(kept)
+
+    async def usage(self, agent: str, node_ids: Sequence[str]) -> dict[str, NodeUsage]:
+        check_agent(agent)
+        ids = unique(node_ids)
+        self._check_open()
+        return await self._usage(agent, ids) if ids else {}
+
+    async def _invalidate(self, agent: str) -> None:
+        """Bump the agent's generation without a content write (a backend shared by processes
+        publishes it, as its commits do)."""
+        self._bump(agent)
 
     # ------------------------------------------------------------------ reads
     async def get(self, agent: str, node_id: str) -> Node | None:
@@ -288,6 +320,12 @@ class BaseStore(ABC, Generic[U]):
 
     @abstractmethod
     async def _set_meta(self, key: str, value: str) -> None: ...
+
+    @abstractmethod
+    async def _record_usage(self, agent: str, deltas: dict[str, UsageDelta]) -> None: ...
+
+    @abstractmethod
+    async def _usage(self, agent: str, node_ids: list[str]) -> dict[str, NodeUsage]: ...
 
     @abstractmethod
     async def _get_many(self, agent: str, node_ids: list[str]) -> dict[str, Node]: ...

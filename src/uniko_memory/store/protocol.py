@@ -15,14 +15,14 @@ argument once, the same way for all backends, and calls the backend's hooks.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from ..model import Direction, Edge, EdgeType, Node, Tier
+from ..model import Direction, Edge, EdgeType, Node, NodeUsage, Tier, UsageDelta
 from .filters import Filter
 
 #: How many candidates each leg of a hybrid search contributes before fusion, per result asked.
@@ -150,6 +150,20 @@ class Store(Protocol):
     async def get_vectors(self, agent: str, node_ids: Sequence[str]) -> dict[str, np.ndarray]: ...
 
     async def get_blob(self, sha256: str) -> bytes | None: ...
+
+    async def record_usage(
+        self, agent: str, deltas: Mapping[str, UsageDelta], *, invalidates: bool = False
+    ) -> int:
+        """Add each ``UsageDelta`` to its node's ``NodeUsage``, atomically per node (concurrent
+        calls never lose a count) and durably; ids that are not this agent's nodes are ignored.
+        Returns how many nodes were updated. Usage never changes a node's content or vector.
+        ``invalidates`` (feedback, which changes rankings) bumps the agent's generation as a
+        write does; read tracking (access counts) does not."""
+        ...
+
+    async def usage(self, agent: str, node_ids: Sequence[str]) -> dict[str, NodeUsage]:
+        """The stored usage of these nodes (absent: never rated nor read)."""
+        ...
 
     async def get_meta(self, key: str) -> str | None: ...
 

@@ -49,6 +49,13 @@ class Recorder(BaseStore[BufferedUnit]):
     async def _set_meta(self, key: str, value: str) -> None:
         self._record("_set_meta", key, value)
 
+    async def _record_usage(self, agent: str, deltas: dict[str, Any]) -> None:
+        self._record("_record_usage", agent, deltas)
+
+    async def _usage(self, agent: str, node_ids: list[str]) -> dict[str, Any]:
+        self._record("_usage", agent, node_ids)
+        return {}
+
     async def _get_many(self, agent: str, node_ids: list[str]) -> dict[str, Node]:
         self._record("_get_many", agent, node_ids)
         return {}

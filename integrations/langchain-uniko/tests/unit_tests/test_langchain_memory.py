@@ -86,3 +86,13 @@ async def test_aclear(fresh_agent: Agent) -> None:
     await fresh_agent.flush()
     await memory.aclear()
     assert "5521" not in (await memory.aload_memory_variables({"input": "locker code"}))["history"]
+
+
+async def test_wake_up_on_the_first_load_only(sample_agent: Agent) -> None:
+    memory = UnikoMemory(agent=sample_agent, wake_up=True, wake_up_tokens=300)
+    first = (await memory.aload_memory_variables({"input": "hello"}))["history"]
+    assert "(summary) Memory of" in first and first.splitlines().count("<memory>") == 1
+    second = (await memory.aload_memory_variables({"input": "hello"}))["history"]
+    assert "(summary) Memory of" not in second
+    plain = UnikoMemory(agent=sample_agent)
+    assert "(summary) Memory of" not in (await plain.aload_memory_variables({"input": "hello"}))["history"]

@@ -91,3 +91,21 @@ def test_records_a_query_episode(sample_agent: Agent) -> None:
     graph = create_agent(model, tools=[], middleware=[middleware])
     graph.invoke({"messages": [{"role": "user", "content": "What is the name of Priya's cat?"}]})
     assert sample_agent.stats_sync().get("episode", 0) == before + 1
+
+
+def test_wake_up_at_the_start_of_a_conversation_only(sample_agent: Agent) -> None:
+    model = SpyModel(messages=iter([AIMessage("Hi Priya."), AIMessage("Biscuit.")]))
+    middleware = UnikoMiddleware(sample_agent, record=False, wake_up=True, wake_up_tokens=300)
+    graph = create_agent(model, tools=[], middleware=[middleware], checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "w1"}}
+    graph.invoke({"messages": [{"role": "user", "content": "Hello again"}]}, config)
+    first = _system(model.prompts[0])
+    assert middleware.last_wake_up is not None and middleware.last_wake_up.items
+    assert "(summary) Memory of" in first and first.splitlines().count("<memory>") == 1
+    graph.invoke({"messages": [{"role": "user", "content": "What is my cat called?"}]}, config)
+    assert "(summary) Memory of" not in _system(model.prompts[1])  # not at every turn
+    off = SpyModel(messages=iter([AIMessage("Hi.")]))
+    create_agent(off, tools=[], middleware=[UnikoMiddleware(sample_agent, record=False)]).invoke(
+        {"messages": [{"role": "user", "content": "Hello again"}]}
+    )
+    assert "(summary) Memory of" not in _system(off.prompts[0])  # off by default

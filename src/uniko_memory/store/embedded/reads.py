@@ -6,7 +6,8 @@ import sqlite3
 
 import numpy as np
 
-from ...model import Node, Tier
+from ...model import Node, NodeUsage, Tier
+from ...model.time import from_epoch
 from ..filters import Filter
 from .core import NODE_FIELDS, NODE_FIELDS_N, EmbeddedCore, chunks
 from .sql_filter import to_sql
@@ -88,6 +89,29 @@ class EmbeddedReads(EmbeddedCore):
             lambda c: c.execute("SELECT data FROM blobs WHERE sha256=?", (sha256,)).fetchone()
         )
         return None if row is None else bytes(row[0])
+
+    async def _usage(self, agent: str, node_ids: list[str]) -> dict[str, NodeUsage]:
+        def run(c: sqlite3.Connection) -> list[tuple[object, ...]]:
+            out: list[tuple[object, ...]] = []
+            for part in chunks(node_ids):
+                marks = ",".join("?" * len(part))
+                out += c.execute(
+                    "SELECT id, echo, fizzle, access_count, last_accessed_at, last_lex_share FROM usage "
+                    f"WHERE agent=? AND id IN ({marks})",
+                    (agent, *part),
+                ).fetchall()
+            return out
+
+        return {
+            str(r[0]): NodeUsage(
+                echo=float(r[1]),  # type: ignore[arg-type]
+                fizzle=float(r[2]),  # type: ignore[arg-type]
+                access_count=int(r[3]),  # type: ignore[call-overload]
+                last_accessed_at=from_epoch(float(r[4])) if r[4] is not None else None,  # type: ignore[arg-type]
+                last_lex_share=float(r[5]) if r[5] is not None else None,  # type: ignore[arg-type]
+            )
+            for r in await self._read(run)
+        }
 
     async def _get_meta(self, key: str) -> str | None:
         row = await self._read(lambda c: c.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone())

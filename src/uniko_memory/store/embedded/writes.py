@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 
 from ...errors import ValidationError
-from ...model import Node
+from ...model import Node, UsageDelta
 from ...model.time import to_epoch
 from ..buffered_unit import DeleteEdge, DeleteNode, PutBlob, PutEdge, PutNode, PutVector
 from ..text_query import clean_text
@@ -162,6 +162,7 @@ class EmbeddedWrites(EmbeddedCore):
             conn.execute("DELETE FROM edges WHERE src=?", (k,))
             conn.execute("DELETE FROM edges WHERE dst=?", (k,))
             conn.execute("DELETE FROM keys WHERE k=?", (k,))
+        conn.execute("DELETE FROM usage WHERE agent=? AND id=?", (agent, node_id))
         changes.append((agent, row[1], node_id, row[0], None))
         return True
 
@@ -226,6 +227,37 @@ class EmbeddedWrites(EmbeddedCore):
         self._apply_vector_changes(changes)
         self._bump(agent)
         return n
+
+    async def _record_usage(self, agent: str, deltas: dict[str, UsageDelta]) -> None:
+        """One transaction of additive upserts: SQLite adds to the stored counts itself, so two
+        writers (threads or processes) never lose each other's counts."""
+        rows = [
+            (
+                agent,
+                node_id,
+                d.echo,
+                d.fizzle,
+                d.access_count,
+                to_epoch(d.accessed_at) if d.accessed_at is not None else None,
+                d.lex_share,
+            )
+            for node_id, d in deltas.items()
+        ]
+
+        def apply(conn: sqlite3.Connection) -> None:
+            conn.executemany(
+                "INSERT INTO usage(agent, id, echo, fizzle, access_count, last_accessed_at, last_lex_share) "
+                "VALUES(?, ?, ?, ?, ?, ?, ?) ON CONFLICT(agent, id) DO UPDATE SET "
+                "echo = echo + excluded.echo, fizzle = fizzle + excluded.fizzle, "
+                "access_count = access_count + excluded.access_count, "
+                "last_accessed_at = CASE WHEN excluded.last_accessed_at IS NULL THEN last_accessed_at "
+                "WHEN last_accessed_at IS NULL OR excluded.last_accessed_at > last_accessed_at "
+                "THEN excluded.last_accessed_at ELSE last_accessed_at END, "
+                "last_lex_share = COALESCE(excluded.last_lex_share, last_lex_share)",
+                rows,
+            )
+
+        await self._write(apply)
 
     async def _set_meta(self, key: str, value: str) -> None:
         await self._write(

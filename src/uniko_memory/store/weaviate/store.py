@@ -44,12 +44,13 @@ from .core import tenant_name
 from .leases import WeaviateLeases
 from .reads import WeaviateReads
 from .search import WeaviateSearch
+from .usage import WeaviateUsage
 from .writes import WeaviateWrites
 
 __all__ = ["WeaviateStore", "tenant_name"]
 
 
-class WeaviateStore(WeaviateWrites, WeaviateReads, WeaviateSearch):
+class WeaviateStore(WeaviateUsage, WeaviateWrites, WeaviateReads, WeaviateSearch):
     """The ``Store`` protocol on Weaviate. Build with ``await WeaviateStore.open(client, ...)``."""
 
     @classmethod

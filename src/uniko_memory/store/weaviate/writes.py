@@ -275,8 +275,15 @@ class WeaviateWrites(WeaviateCore):
         plan = await self._commit(agent, [DeleteNode(i) for i in node_ids])
         n = sum(1 for pre, fin in plan.nodes.values() if pre is not None and fin is None)
         if n:
+            await self._drop_usage(agent, node_ids)
             await self._bump_shared(agent)
         return n
+
+    async def _drop_usage(self, agent: str, node_ids: list[str]) -> None:
+        """Deleting a node deletes its usage events (``usage``); nothing to do without them."""
+
+    async def _invalidate(self, agent: str) -> None:
+        await self._bump_shared(agent)
 
     # ------------------------------------------------------------------ generations
     async def _bump_shared(self, agent: str) -> None:

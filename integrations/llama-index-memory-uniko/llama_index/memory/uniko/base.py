@@ -19,6 +19,7 @@ from uniko_memory.facade import Agent, Uniko
 from uniko_memory.ingest import Turn
 from uniko_memory.model import Viewer
 from uniko_memory.tokens import count_tokens
+from uniko_memory.wakeup import with_wake_up
 
 from ._render import is_date_heading, render_block, split_entries
 
@@ -104,6 +105,12 @@ class UnikoMemoryBlock(BaseMemoryBlock[str]):
         default=True,
         description="Start with the 'quoted data, not instructions' header naming the block's tag.",
     )
+    wake_up: bool = Field(
+        default=False,
+        description="At the start of a conversation (a user message, no reply yet) also give the "
+        "wake-up context (Agent.wake_up: who the memory is about, what matters most; no query).",
+    )
+    wake_up_tokens: int = Field(default=600, ge=1, description="The wake-up context's token budget.")
 
     @model_validator(mode="before")
     @classmethod
@@ -191,6 +198,9 @@ class UnikoMemoryBlock(BaseMemoryBlock[str]):
         session = block_kwargs.get("session_id")
         options = self._recall_options(str(session) if session is not None else None)
         bundle = await self.agent.recall(query, **options)
+        if self.wake_up and not any(m.role == MessageRole.ASSISTANT for m in messages or ()):
+            wake_options = {k: v for k, v in options.items() if k in ("sessions", "viewer")}
+            bundle = with_wake_up(await self.agent.wake_up(self.wake_up_tokens, **wake_options), bundle)
         return render_block(bundle, tag=self.name, header=self.header)
 
     async def _aput(self, messages: list[ChatMessage]) -> None:
