@@ -29,6 +29,8 @@ class AccessTracker:
         self._tasks: set[asyncio.Task[None]] = set()
 
     def note(self, agent: str, node_ids: Sequence[str], at: datetime) -> None:
+        if getattr(self.store, "read_only", False):
+            return  # a read-only reader (issue 23.2) leaves the store as it is; the writer tracks its own
         reads = self._pending.setdefault(agent, {})
         for nid in node_ids:
             count, last = reads.get(nid, (0, at))

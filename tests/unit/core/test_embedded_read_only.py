@@ -136,3 +136,28 @@ async def test_an_engine_opened_read_only_recalls_what_the_writer_engine_stores(
             await reader.close()
     finally:
         await writer.close()
+
+
+async def test_a_read_only_engine_tracks_no_reads_and_warns_of_nothing(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Read tracking (issue 21.3) writes usage; a reader leaves the store as it is, silently."""
+    db = tmp_path / "t.db"
+    writer = await Uniko.open(db, embedder=FakeEmbedder())
+    try:
+        await writer.agent("a").session("s1").observe(turn("alice", "My cat is called Miso.", 0))
+        await writer.agent("a").flush()
+        reader = await Uniko.open(db, READER, embedder=FakeEmbedder())
+        try:
+            for _ in range(40):  # past any read-tracking batch
+                await reader.agent("a").recall("What is the cat called?", use_cache=False)
+            await reader.agent("a").flush()
+        finally:
+            await reader.close()
+        usage = await writer.kb.store.usage(
+            "a", [m.id for m in await writer.kb.store.find("a", Tier.MESSAGE)]
+        )
+        assert all(u.access_count == 0 for u in usage.values())  # absent or untouched
+    finally:
+        await writer.close()
+    assert not [r for r in caplog.records if "read tracking" in r.getMessage()]
