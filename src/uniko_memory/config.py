@@ -488,6 +488,30 @@ class RecallPacking(_Group):
     #: The most of the token budget that chunk items may take: a chunk quotes about ten turns,
     #: most of them beside the point (BENCHMARKS.md, "Recall quality").
     chunk_budget_share: float = Field(0.25, ge=0.0, le=1.0)
+    #: Soft per-kind shares of the token budget (keys from ``PACKING_KINDS``; a passage counts as
+    #: a message): while packing, a kind that reached its share is deferred, not dropped, so the
+    #: other kinds get their turn; then the deferred items refill what is left of the budget, best
+    #: first. A share is a soft cap, not a reservation: a kind with fewer good candidates leaves
+    #: its room to the others. A kind not named is uncapped. None (the default): off, packing is
+    #: exactly as without shares.
+    type_shares: dict[str, float] | None = None
+
+    @field_validator("type_shares")
+    @classmethod
+    def _known_kinds(cls, v: dict[str, float] | None) -> dict[str, float] | None:
+        if v is None:
+            return v
+        unknown = sorted(set(v) - set(PACKING_KINDS))
+        if unknown:
+            raise ValueError(f"type_shares: unknown kinds {unknown}; known: {list(PACKING_KINDS)}")
+        bad = sorted(k for k, share in v.items() if not 0.0 <= share <= 1.0)
+        if bad:
+            raise ValueError(f"type_shares: shares must be within [0, 1] (got {bad})")
+        return v
+
+
+#: The item kinds ``RecallPacking.type_shares`` may name (a passage is charged as a message).
+PACKING_KINDS = ("fact", "observation", "message", "chunk")
 
 
 class RecallRerank(_Group):

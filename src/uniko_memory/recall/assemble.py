@@ -13,7 +13,7 @@ budget is on the rendered text), so they stay in one module.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -207,6 +207,15 @@ def _share(words: set[str], of: frozenset[str]) -> float:
     return len(words & of) / len(of) if of else 1.0
 
 
+def _share_kind(kind: str) -> str:
+    """The kind a share is charged to: a passage is part of a Message."""
+    return "message" if kind == "passage" else kind
+
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    return len(a & b) / len(a | b) if a or b else 0.0
+
+
 def _redundancy(sim: float, floor: float = MMR_SIMILARITY_FLOOR) -> float:
     """MMR's penalty counts only overlap beyond ``floor``: items on the same topic share words
     (names, the subject) without repeating each other; near-paraphrases are penalised."""
@@ -272,6 +281,7 @@ def pack(
     statement_carries_turn: float = 0.0,
     mmr_window: int = MMR_WINDOW,
     similarity_floor: float = MMR_SIMILARITY_FLOOR,
+    type_shares: Mapping[str, float] | None = None,
 ) -> Packed:
     """Greedy MMR selection under the limit and the token budget, skipping redundant items.
 
@@ -291,6 +301,11 @@ def pack(
     the result carries that share in ``tokens``. ``limit`` (None: no cap) caps the item count.
     MMR looks at the best ``mmr_window`` candidates at each step and penalises word overlap above
     ``similarity_floor`` only.
+
+    ``type_shares`` (None: off) are soft caps per kind (``RecallPacking.type_shares``): an item
+    whose kind would pass its share of the budget is deferred; once no candidate is left, the
+    deferred ones refill the budget under the same rules (rank order, near-duplicates re-checked
+    against what was chosen meanwhile). Without shares nothing is ever deferred.
     """
     charges = Charges.of(counter or default_token_counter(), layout)
     count = charges.counter.count
@@ -310,13 +325,28 @@ def pack(
     token_sets: list[frozenset[str] | None] = [None] * len(pool)
     max_sim = [0.0] * len(pool)
     alive = list(range(len(pool)))
+    # Shares of the room for entries: the framing is charged once, to no kind.
+    room = max(0, token_budget - charges.frame)
+    caps = {k: share * room for k, share in (type_shares or {}).items()}
+    deferred: list[int] = []  # over their kind's share while packing; they refill the budget after
+    refilling = False
     top = max((it.score for it in pool), default=1.0) or 1.0
     # MMR value per candidate, updated only when its redundancy changes. ``max`` returns the first
     # best in the (rank-ordered) window, so ties go to the better-ranked candidate.
     relevance = [mmr_lambda * it.score / top for it in pool]
     value = [r - (1 - mmr_lambda) * _redundancy(0.0, similarity_floor) for r in relevance]
     ignore_below = min(similarity_floor, duplicate_threshold)
-    while alive and (limit is None or len(chosen) < limit):
+    while limit is None or len(chosen) < limit:
+        if not alive:
+            if refilling or not deferred:
+                break
+            refilling, alive, deferred = True, sorted(deferred), []
+            for i in alive:  # redundancy with what was chosen while they waited
+                toks_i = token_sets[i] = token_sets[i] or _tokens(pool[i].content)
+                sims = [_jaccard(toks_i, _tokens(c.content)) for c in chosen]
+                max_sim[i] = max(sims, default=0.0)
+                value[i] = relevance[i] - (1 - mmr_lambda) * _redundancy(max_sim[i], similarity_floor)
+            continue
         best = max(alive[:mmr_window], key=value.__getitem__)
         alive.remove(best)
         it = pool[best]
@@ -356,6 +386,15 @@ def pack(
             finish_render(it, charges.counter)  # keeps the label in front
         entry = count(render_item(it, dated=False)) if grouped and label else it.tokens
         cost = entry + charges.newline + heading_cost
+        if caps and not refilling and (cap := caps.get(_share_kind(it.kind))) is not None:
+            # (the statements a Message would replace are of another kind: they do not count)
+            kind = _share_kind(it.kind)
+            spent = sum(
+                c_cost for c, c_cost in zip(chosen, cost_of, strict=True) if _share_kind(c.kind) == kind
+            )
+            if spent + cost > cap:
+                deferred.append(best)
+                continue
         if replaced:
             gone = set(replaced)
             kept = [c for k, c in enumerate(chosen) if k not in gone]
@@ -410,7 +449,7 @@ def pack(
             if sim > max_sim[i]:
                 max_sim[i] = sim
                 value[i] = relevance[i] - (1 - mmr_lambda) * _redundancy(sim, similarity_floor)
-    for i in alive:
+    for i in alive + deferred:
         dropped.setdefault(pool[i].node_id, "limit")
     if not chosen:
         return Packed(chosen, 0, dropped)

@@ -70,6 +70,7 @@ async def finish(
             statement_carries_turn=pk.statement_carries_turn,
             mmr_window=pk.mmr_window,
             similarity_floor=pk.mmr_similarity_floor,
+            type_shares=pk.type_shares,
         )
 
     # Evidence is re-checked for what was packed only; a refusal repacks without the item, which

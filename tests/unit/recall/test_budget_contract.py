@@ -17,6 +17,7 @@ import pytest_asyncio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from uniko_memory.config import PACKING_KINDS
 from uniko_memory.errors import ConfigError
 from uniko_memory.facade import Uniko
 from uniko_memory.providers.token_counter import (
@@ -52,6 +53,11 @@ WORDS = st.sampled_from(
 )  # fmt: skip
 TEXT = st.lists(WORDS, min_size=1, max_size=60).map(" ".join).filter(str.strip)
 KINDS = st.sampled_from(["message", "observation", "fact", "chunk", "summary", "topic", "episode"])
+#: Off, or soft shares for some of the kinds packing knows (issue 21.4).
+SHARES = st.one_of(
+    st.none(),
+    st.dictionaries(st.sampled_from(PACKING_KINDS), st.floats(0.0, 1.0), max_size=len(PACKING_KINDS)),
+)
 
 
 @st.composite
@@ -86,9 +92,16 @@ def items(draw: st.DrawFn) -> list[RecallItem]:
     layout=st.sampled_from(["grouped", "standalone"]),
     limit=st.one_of(st.none(), st.integers(1, 30)),
     carries=st.sampled_from([0.0, 0.6, 1.0]),
+    shares=SHARES,
 )
 def test_every_render_mode_fits_the_budget_in_the_counters_tokens(
-    ranked: list[RecallItem], budget: int, counter: str, layout: str, limit: int | None, carries: float
+    ranked: list[RecallItem],
+    budget: int,
+    counter: str,
+    layout: str,
+    limit: int | None,
+    carries: float,
+    shares: dict[str, float] | None,
 ) -> None:
     count = COUNTERS[counter].count
     packed = pack(
@@ -100,6 +113,7 @@ def test_every_render_mode_fits_the_budget_in_the_counters_tokens(
         counter=COUNTERS[counter],
         layout=layout,  # type: ignore[arg-type]
         statement_carries_turn=carries,
+        type_shares=shares,  # soft per-kind shares (issue 21.4): deferral and refill keep the contract
     )
     bundle = ContextBundle(
         items=packed.items, total_tokens=packed.total_tokens, layout=layout, token_budget=budget
