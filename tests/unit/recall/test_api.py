@@ -216,7 +216,7 @@ def test_every_tuning_number_is_in_the_cache_key() -> None:
         elif isinstance(value, list):
             new = ["original"]
         elif value is None:
-            new = 5
+            new = {"fact": 0.5} if name == "type_shares" else 5  # off by default: switch it on
         else:
             new = "off" if value == "merge" else value
         changed = base.with_options(**({group: {name: new}} if group else {name: new}))
