@@ -83,6 +83,18 @@ class IngestConfig(_Group):
     max_metadata_bytes: int = Field(65_536, ge=1)
     #: Post-ingest (P3 + P7a) batch size.
     post_ingest_batch: int = Field(64, ge=1)
+    #: Write-time near-duplicates (issue 21.5): a new Observation that restates a stored one of
+    #: the same agent, speaker, subject, visibility and stance (``nlp.polarity``), their vectors'
+    #: cosine at least this, is not added: the stored one is reinforced (``restatements`` + 1,
+    #: confidence up a step) and a RESTATED_IN edge records the later turn, which is not its
+    #: source (recall never cites it). Needs an embedder. None: off (the default).
+    observation_restate_threshold: float | None = Field(None, ge=0.0, le=1.0)
+    #: A restatement lifts the stored Observation's confidence by this much ...
+    observation_restate_confidence_step: float = Field(0.05, ge=0.0, le=1.0)
+    #: ... up to this.
+    observation_restate_confidence_max: float = Field(0.95, ge=0.0, le=1.0)
+    #: Stored Observations (nearest by vector) a new one is compared with.
+    observation_restate_candidates: int = Field(5, ge=1, le=100)
     #: An import (``Session.observe_each``, ``uniko ingest``) takes turns this many at a time: one
     #: NLP pass (``nlp.pipe``) and one store transaction per window instead of per turn. Each turn
     #: is still checked, refused or replayed on its own, with the id a single ``observe`` gives it.

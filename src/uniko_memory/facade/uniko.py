@@ -20,6 +20,7 @@ from ..errors import ClosedError, ConfigError, UnikoError
 from ..ingest.atomic import AtomicIngest
 from ..ingest.finalize import SessionFinalizer
 from ..ingest.post import PostIngest
+from ..ingest.restate import RestatePolicy
 from ..knowledge_base import KnowledgeBase
 from ..pipeline import Cycles, Forgetting, PipelineHealth, PipelineSystem
 from ..providers.chat import CircuitBreaker
@@ -44,7 +45,13 @@ class Uniko:
         self._loop = asyncio.get_running_loop()
         self._closed = False
         self._atomic = AtomicIngest(kb.store, kb.config, nlp)
-        self._post = PostIngest(kb.store, nlp, kb.embedder, filler_phrases=kb.config.nlp.filler_phrases)
+        self._post = PostIngest(
+            kb.store,
+            nlp,
+            kb.embedder,
+            filler_phrases=kb.config.nlp.filler_phrases,
+            restate=RestatePolicy.of(kb.config.ingest),
+        )
         self._finalizer = SessionFinalizer(kb.store, kb.config, kb.embedder)
         pc = kb.config.pipeline
         #: The LLM circuit breaker shared by answers and triple refinement (health reports it).

@@ -23,6 +23,7 @@ from ..model import Chunk, Edge, EdgeType, Message, Observation, Tier, make_id
 from ..store.protocol import Store
 from .atomic import PostIngestItem
 from .chunking import passage_spans
+from .restate import Restatements, RestatePolicy
 
 
 @dataclass
@@ -40,7 +41,14 @@ class PostIngest:
     """P3 + P7a for batches of committed messages of one agent."""
 
     def __init__(
-        self, store: Store, nlp: Any, embedder: Any, extractor: Any = None, *, filler_phrases: Any = ()
+        self,
+        store: Store,
+        nlp: Any,
+        embedder: Any,
+        extractor: Any = None,
+        *,
+        filler_phrases: Any = (),
+        restate: RestatePolicy | None = None,
     ) -> None:
         from ..nlp.observation_lexicon import Filler
 
@@ -50,6 +58,8 @@ class PostIngest:
         self.extractor = extractor  # an async ObservationExtractor; None = the rule templates
         self.filler = Filler(tuple(filler_phrases))  # the rule templates' write gate
         self._pronouns: dict[tuple[str, str], Any] = {}
+        #: Write-time near-duplicates (``ingest.restate``); None: off (needs an embedder).
+        self.restate = restate
 
     async def run(self, items: Sequence[PostIngestItem]) -> PostIngestReport:
         report = PostIngestReport(messages=len(items))
@@ -66,12 +76,19 @@ class PostIngest:
     async def observe(self, agent: str, items: Sequence[PostIngestItem]) -> list[Observation]:
         drafts = await self._drafts(items)
         out: list[Observation] = []
+        seen: Restatements | None = None
+        if self.restate is not None and self.embedder is not None:
+            texts = [d.content for found in drafts for d in found]
+            seen = await Restatements.prepare(self.store, self.embedder, agent, texts, self.restate)
+        index = -1  # the draft's position in ``texts``
         async with self.store.unit(agent) as u:
             for it, found in zip(items, drafts, strict=True):
                 current = await u.get(it.message.id)
                 if not isinstance(current, Message) or current.redacted:
+                    index += len(found)
                     continue
                 for i, d in enumerate(found):
+                    index += 1
                     obs = Observation(
                         id=observation_id(agent, it.message.id, i),
                         agent=agent,
@@ -91,7 +108,11 @@ class PostIngest:
                         extractor="rules" if self.extractor is None else "custom",
                         visibility=it.message.visibility,
                     )
-                    u.put(obs)
+                    if seen is not None and await seen.absorb(u, index, obs):
+                        continue  # a restatement: the stored one was reinforced, no copy
+                    # With restatements on, its vector is written now: the next batch's look-up
+                    # finds it even before P7a has run (P7a writes the same vector again).
+                    u.put(obs, seen.vectors[index] if seen is not None else None)
                     out.append(obs)
                     u.put_edge(Edge(type=EdgeType.OBSERVED_IN, src=obs.id, dst=it.message.id))
                     for target in self._about_targets(it, d.entities, d.subject):

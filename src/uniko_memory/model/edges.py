@@ -34,6 +34,8 @@ class EdgeType(StrEnum):
     INVALIDATED = "INVALIDATED"  # ConsolidationCycle -> Fact
     INVOLVED = "INVOLVED"  # ConsolidationCycle -> Entity
     PROMOTED = "PROMOTED"  # Procedure -> Episode
+    #: A later turn said this Observation again; not a source (recall cites only OBSERVED_IN).
+    RESTATED_IN = "RESTATED_IN"  # Observation -> Message
 
 
 class Direction(StrEnum):

@@ -182,6 +182,9 @@ class Observation(Node):
     session_id: str | None = None
     speaker_id: str | None = None
     extractor: str = "rules"
+    #: Later turns that said this again (write-time near-duplicates, ``IngestConfig``): each has a
+    #: RESTATED_IN edge. They are not its sources: its words and ``message_id`` stay the first turn's.
+    restatements: int = 0
 
     def search_text(self) -> str | None:
         return None if self.redacted else self.content

@@ -26,6 +26,7 @@ BOOKKEEPING_EDGES = frozenset(
         EdgeType.INVALIDATED,
         EdgeType.INVOLVED,
         EdgeType.HAS_CONTENT,
+        EdgeType.RESTATED_IN,  # a restatement is not evidence the turn holds the Observation's words
     }
 )
 WALK_EDGES = tuple(t for t in EdgeType if t not in BOOKKEEPING_EDGES)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from ...ingest.restate import take_back
 from ...model import Direction, Entity, Fact, Message, Node, Participant, Session
 from ...model.edges import Edge, EdgeType
 from ...model.ids import stable_hash
@@ -52,7 +53,11 @@ async def apply_plan(store: Store, agent: str, plan: ForgetPlan, stamp: datetime
         agent, [*removed, *plan.facts_lost, *plan.facts_thinned, *bridge_ends, *session_ids]
     )
     going = set(removed) if plan.hard else set()
+    # Observations the forgotten turns restated (``ingest.restate``) give back what those turns added.
+    restated = await store.neighbors(agent, mids, [EdgeType.RESTATED_IN], Direction.IN) if mids else []
+    gone_ids = set(removed)
     async with store.unit(agent) as u:
+        await take_back(u, [e for e in restated if e.src not in gone_ids])
         _facts(u, plan, nodes, stamp)
         for b in plan.bridges:
             if b.src in nodes and b.dst in nodes and not {b.src, b.dst} & going:

@@ -47,6 +47,7 @@ EDGE_TYPE_CODES: dict[EdgeType, int] = {
     EdgeType.INVALIDATED: 23,
     EdgeType.INVOLVED: 24,
     EdgeType.PROMOTED: 25,
+    EdgeType.RESTATED_IN: 26,
 }
 #: Code -> type, for rows read back.
 EDGE_TYPE_OF_CODE: dict[int, EdgeType] = {code: t for t, code in EDGE_TYPE_CODES.items()}
