@@ -36,6 +36,26 @@ def _uniko_nosweep() -> MemorySystem:
     return UnikoSystem(sweep=False)
 
 
+#: The soft per-kind shares ``uniko-typeshares`` measures (issue 21.4; off in the shipped defaults).
+TYPE_SHARES = {"message": 0.5, "observation": 0.3, "fact": 0.3, "chunk": 0.2}
+#: The restatement threshold ``uniko-restate`` measures (issue 21.5; off in the shipped defaults).
+RESTATE_THRESHOLD = 0.9
+
+
+def _uniko_typeshares() -> MemorySystem:
+    """uniko with soft per-kind budget shares in packing (backfilled, then refilled to the budget)."""
+    from .uniko_system import UnikoSystem
+
+    return UnikoSystem(uniko_config={"recall": {"packing": {"type_shares": TYPE_SHARES}}})
+
+
+def _uniko_restate() -> MemorySystem:
+    """uniko with write-time near-duplicate Observations (a restatement reinforces, no copy)."""
+    from .uniko_system import UnikoSystem
+
+    return UnikoSystem(uniko_config={"ingest": {"observation_restate_threshold": RESTATE_THRESHOLD}})
+
+
 def _mem0() -> MemorySystem:
     """mem0 OSS offline (infer=False, in-memory Qdrant, the same MiniLM): the peer memory system."""
     from .mem0_system import Mem0System
@@ -57,6 +77,8 @@ SYSTEMS: dict[str, Callable[[], MemorySystem]] = {
     "uniko": _uniko,
     "uniko-noconsol": _uniko_noconsol,
     "uniko-nosweep": _uniko_nosweep,
+    "uniko-typeshares": _uniko_typeshares,
+    "uniko-restate": _uniko_restate,
 }
 
 DEFAULT_SYSTEMS = ("uniko", "baseline-bm25", "baseline-dense", "baseline-hybrid")
