@@ -8,11 +8,11 @@ recalls, and forget is left to that process. It never creates a store.
 from __future__ import annotations
 
 import argparse
-import asyncio
 from pathlib import Path
 
 from .cmd_ingest import DEFAULT_PATH
 from .output import _err
+from .serving import run_server
 
 DEFAULT_PORT = 8766
 HOST = "127.0.0.1"
@@ -33,15 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..errors import UnikoError
-
-    try:
-        return asyncio.run(_serve(args))
-    except KeyboardInterrupt:
-        return 130
-    except UnikoError as exc:
-        _err(f"uniko inspect: {type(exc).__name__}: {exc}")
-        return 2
+    return run_server("inspect", _serve(args))
 
 
 async def _serve(args: argparse.Namespace) -> int:

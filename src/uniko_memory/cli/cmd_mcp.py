@@ -9,12 +9,12 @@ token) is required to bind any other address, and is enforced whenever given. Se
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 from pathlib import Path
 
 from .cmd_ingest import DEFAULT_PATH
 from .output import _err
+from .serving import run_server
 
 TOKEN_ENV = "UNIKO_MCP_TOKEN"
 DEFAULT_PORT = 8765
@@ -54,15 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..errors import UnikoError
-
-    try:
-        return asyncio.run(_serve(args))
-    except KeyboardInterrupt:
-        return 130
-    except UnikoError as exc:
-        _err(f"uniko mcp: {type(exc).__name__}: {exc}")
-        return 2
+    return run_server("mcp", _serve(args))
 
 
 async def _serve(args: argparse.Namespace) -> int:
