@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Coroutine, Mapping
+from collections.abc import Coroutine, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -18,6 +18,26 @@ T = TypeVar("T")
 #: Recall options a caller may set per call (besides ``limit``); anything else goes through
 #: ``recall_options`` and is validated by uniko's ``RecallConfig``.
 SCOPE_FIELDS = ("sessions", "participants", "since", "until", "categories", "viewer", "reference_ts")
+
+
+def conversation_turns(
+    messages: Sequence[Any], user_id: str, assistant_id: str
+) -> Iterator[tuple[int, Any, str, str, str]]:
+    """(position, message, text, sender, addressed to) of each human or AI message with words.
+
+    System and tool messages are not conversation turns, and a tool-call-only AI message carries
+    no words to remember.
+    """
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    for position, message in enumerate(messages):
+        text = str(message.text).strip()
+        if not text:
+            continue
+        if isinstance(message, HumanMessage):
+            yield position, message, text, user_id, assistant_id
+        elif isinstance(message, AIMessage):
+            yield position, message, text, assistant_id, user_id
 
 
 def limit_alias(limit: int | None, k: int | None, owner: str) -> int | None:

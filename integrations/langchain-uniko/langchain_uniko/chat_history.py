@@ -22,7 +22,7 @@ from uniko_memory.ingest import Turn
 from uniko_memory.model import Message, Viewer
 from uniko_memory.recall import ContextBundle
 
-from ._common import as_viewer, limit_alias, on_engine, on_engine_sync, resolve_agent
+from ._common import as_viewer, conversation_turns, limit_alias, on_engine, on_engine_sync, resolve_agent
 from ._render import render_memory
 
 __all__ = ["UnikoChatMessageHistory"]
@@ -104,16 +104,9 @@ class UnikoChatMessageHistory(BaseChatMessageHistory):
     def _turns(self, messages: Sequence[BaseMessage]) -> list[Turn]:
         now = datetime.now(UTC)
         turns = []
-        for position, message in enumerate(messages):
-            text = str(message.text).strip()
-            if not text:
-                continue  # a tool-call-only AI message carries no words to remember
-            if isinstance(message, HumanMessage):
-                sender, to = self.user_id, self.assistant_id
-            elif isinstance(message, AIMessage):
-                sender, to = self.assistant_id, self.user_id
-            else:  # system and tool messages are not conversation turns
-                continue
+        for position, message, text, sender, to in conversation_turns(
+            messages, self.user_id, self.assistant_id
+        ):
             meta = {"type": message.type, "id": message.id, "name": message.name}
             turns.append(
                 Turn(

@@ -28,7 +28,7 @@ try:
 except ImportError:  # pragma: no cover - depends on the environment
     raise ImportError('UnikoMiddleware needs langchain 1.x: pip install "langchain-uniko[agents]"') from None
 
-from ._common import as_viewer, limit_alias, on_engine, on_engine_sync, resolve_agent
+from ._common import as_viewer, conversation_turns, limit_alias, on_engine, on_engine_sync, resolve_agent
 from ._render import render_memory
 
 __all__ = ["UnikoMiddleware"]
@@ -199,16 +199,9 @@ class UnikoMiddleware(AgentMiddleware):
     def _turns(self, messages: Sequence[AnyMessage]) -> list[Turn]:
         now = datetime.now(UTC)
         turns = []
-        for position, message in enumerate(messages):
-            text = str(message.text).strip()
-            if not text:
-                continue  # tool-call-only AI messages carry no words to remember
-            if isinstance(message, HumanMessage):
-                sender, to = self.user_id, self.assistant_id
-            elif isinstance(message, AIMessage):
-                sender, to = self.assistant_id, self.user_id
-            else:  # system and tool messages are not conversation turns
-                continue
+        for position, message, text, sender, to in conversation_turns(
+            messages, self.user_id, self.assistant_id
+        ):
             turns.append(
                 Turn(sender=sender, content=text, at=now, addressed_to=[to], id=_turn_id(message, position))
             )
