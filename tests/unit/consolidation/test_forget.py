@@ -210,3 +210,40 @@ def test_sync_twins_forget_too() -> None:
         assert MARK not in agent.recall_sync("kayak Zephyrine", **ALL_PHASES).render().lower()
     finally:
         uni.close_sync()
+
+
+@pytest.mark.parametrize("crash_at", ["tombstone", "journal"])
+async def test_a_crash_between_finishing_writes_leaves_a_retry_that_completes(
+    crash_at: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Finishing a participant's hard forget writes two meta records (tombstones, then the journal
+    without the job). A crash at either must leave a retry that completes: never "no participant"
+    (the person gone, with neither a pending job nor a tombstone to say why)."""
+    from uniko_memory.consolidation.forget import journal
+
+    uni = await build()
+    try:
+        agent, store = uni.agent(AGENT), uni.kb.store
+        real_set_meta = store.set_meta
+        failed: list[str] = []
+
+        async def set_meta(key: str, value: str) -> None:
+            ending = key == journal.journal_key(AGENT) and '"participant"' not in value
+            hit = key == journal.tombstone_key(AGENT) if crash_at == "tombstone" else ending
+            if hit and not failed:
+                failed.append(key)
+                raise SystemExit("crash")  # as a kill would: nothing after it runs
+            await real_set_meta(key, value)
+
+        monkeypatch.setattr(store, "set_meta", set_meta)
+        with pytest.raises(SystemExit):
+            await agent.forget_participant("Jon", hard=True)
+        assert failed
+        monkeypatch.setattr(store, "set_meta", real_set_meta)
+        report = await agent.forget_participant("Jon", hard=True)  # the retry: no NotFound
+        assert report.nothing_to_do or report.messages
+        assert await journal.pending_jobs(store, AGENT) == []
+        again = await agent.forget_participant("Jon", hard=True)
+        assert again.nothing_to_do
+    finally:
+        await uni.close()

@@ -53,9 +53,10 @@ async def begin(store: Store, agent: str, job: ForgetJob) -> None:
 
 
 async def finish(store: Store, agent: str, job: ForgetJob) -> None:
-    jobs = await pending_jobs(store, agent)
-    if any(j.id == job.id for j in jobs):
-        await _save(store, agent, [j for j in jobs if j.id != job.id])
+    """Mark ``job`` done: the tombstones first, then the journal entry. Two meta writes, so a
+    crash may fall between them; in this order it leaves the job pending (a retry resumes it,
+    which is idempotent), never a finished forget with neither a job nor a tombstone (a retry
+    would then say the participant was never stored)."""
     if job.request.kind == "participant":
         stones = await tombstones(store, agent)
         fresh = dict(stones)
@@ -67,6 +68,9 @@ async def finish(store: Store, agent: str, job: ForgetJob) -> None:
             )
         if fresh != stones:
             await store.set_meta(tombstone_key(agent), _STONES.dump_json(fresh).decode())
+    jobs = await pending_jobs(store, agent)
+    if any(j.id == job.id for j in jobs):
+        await _save(store, agent, [j for j in jobs if j.id != job.id])
 
 
 async def tombstones(store: Store, agent: str) -> dict[str, Tombstone]:
