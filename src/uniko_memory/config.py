@@ -554,6 +554,11 @@ class RecallFeedback(_Group):
     #: that question needed, which says little about the next question, and the nodes fizzled
     #: most are those recalled most.
     fizzle_weight: float = Field(0.0, ge=0.0, le=1.0)
+    #: An echo was earned where the node was relevant: the part of a lift above 1 is scaled by
+    #: (the candidate's fused score / the best candidate's) ** echo_relevance, so a node rated
+    #: useful for other questions does not jump into a bundle it is barely relevant to (0: the
+    #: whole lift whatever the relevance).
+    echo_relevance: float = Field(1.0, ge=0.0)
     #: Pseudo-echoes at the base rate on both sides of the lift (the prior's weight: with 1, a
     #: first echo about doubles the lift and a fizzle-only node needs 1 / base_rate fizzles to
     #: halve it).

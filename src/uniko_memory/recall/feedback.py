@@ -8,9 +8,10 @@ Five terms, each a field of ``RecallFeedback``, each neutral until feedback exis
   lexical family's channel weight by 2·α and the vector families' by 2·(1 − α) before fusion,
   in ``alpha_bucket`` steps. The bucket is resolved before the cache lookup and lands in the key
   through the weights (``learned_config``);
-- **direct reinforcement**: a node's echoes against those expected of it at the agent's base
-  rate, ``(echo + a) / (a + rate·rated)`` (``reinforcement``): a lift for a node rated useful
-  more often than the average one, a mild de-boost for one rated useless more often;
+- **direct reinforcement**: a node's echoes against those expected of it at its tier's base
+  rate, ``(echo + a) / (a + rate·rated)`` (``reinforcement``, ``tier_rate``): a lift for a node
+  rated useful more often than the average one of its kind, a mild de-boost (off by default) for
+  one rated useless more often;
 - **UCB exploration** (off by default): ``1 + ucb_weight·sqrt(ln(N + 1) / (n + 1))``, N the
   ratings over the candidates, n the candidate's own (N = 0: factor 1); a net-positive node
   gets at least a never-rated node's bonus;
@@ -64,6 +65,11 @@ class FeedbackState(BaseModel):
     echo: float = Field(0.0, ge=0.0)
     #: Fizzle weight over every rated item.
     fizzle: float = Field(0.0, ge=0.0)
+    #: The same two totals per tier (``message``, ``chunk``, ``fact`` ...): the base rate a node
+    #: is compared with is its own tier's, since a chunk covering many turns is useful more
+    #: often than one message for being larger, not better.
+    echo_by_tier: dict[str, float] = Field(default_factory=dict)
+    fizzle_by_tier: dict[str, float] = Field(default_factory=dict)
     #: Weight of the useful items only a lexical list had found (no vector list), and of the
     #: not-useful ones.
     lex_useful: float = Field(0.0, ge=0.0)
@@ -91,6 +97,18 @@ def base_rate(state: FeedbackState) -> float | None:
     """The agent's share of ratings that were echoes (None: nothing rated)."""
     total = state.echo + state.fizzle
     return state.echo / total if total > 0 else None
+
+
+def tier_rate(state: FeedbackState, tier: str, fb: RecallFeedback) -> float | None:
+    """The base rate of one tier, shrunk toward the agent's by the same prior as a node's lift
+    (``reinforce_prior`` pseudo-echoes at the agent's rate): a tier rated a few times keeps about
+    the agent's rate, one rated often gets its own. None: nothing rated."""
+    rate = base_rate(state)
+    if rate is None or rate <= 0.0:
+        return rate
+    a = fb.reinforce_prior
+    echo, fizzle = state.echo_by_tier.get(tier, 0.0), state.fizzle_by_tier.get(tier, 0.0)
+    return (echo + a) / (echo + fizzle + a / rate)
 
 
 def arm_precision(useful: float, rest: float, rate: float, fb: RecallFeedback) -> float:
@@ -180,10 +198,15 @@ def arms(channels: Sequence[str], fb: RecallFeedback) -> tuple[int, int]:
 
 
 async def update_state(
-    store: Any, agent: str, rated: int, found: Sequence[tuple[int, int]], useful: bool, weight: float
+    store: Any,
+    agent: str,
+    tiers: Sequence[str],
+    found: Sequence[tuple[int, int]],
+    useful: bool,
+    weight: float,
 ) -> FeedbackState:
-    """Add one feedback call to the agent's state: ``rated`` items of ``weight`` each, ``found``
-    the (lexical, vector) list counts of those whose channels are known."""
+    """Add one feedback call to the agent's state: one item of ``weight`` per entry of ``tiers``
+    (its tier), ``found`` the (lexical, vector) list counts of those whose channels are known."""
     lock = _STATE_LOCKS.get(store)
     if lock is None:
         lock = _STATE_LOCKS[store] = asyncio.Lock()
@@ -192,9 +215,13 @@ async def update_state(
         lex = weight * sum(1 for n_lex, n_vec in found if n_lex and not n_vec)
         vec = weight * sum(1 for n_lex, n_vec in found if n_vec and not n_lex)
         side = "useful" if useful else "rest"
+        by_tier = dict(s.echo_by_tier if useful else s.fizzle_by_tier)
+        for t in tiers:
+            by_tier[t] = by_tier.get(t, 0.0) + weight
         s = s.model_copy(
             update={
-                "echo" if useful else "fizzle": (s.echo if useful else s.fizzle) + rated * weight,
+                "echo" if useful else "fizzle": (s.echo if useful else s.fizzle) + len(tiers) * weight,
+                "echo_by_tier" if useful else "fizzle_by_tier": by_tier,
                 f"lex_{side}": getattr(s, f"lex_{side}") + lex,
                 f"vec_{side}": getattr(s, f"vec_{side}") + vec,
             }
@@ -204,20 +231,27 @@ async def update_state(
 
 
 # ------------------------------------------------------------------ policy
-def reinforcement(usage: NodeUsage | None, rate: float | None, fb: RecallFeedback) -> float:
-    """Direct reinforcement: the node's echoes against the echoes expected of it at the agent's
+def reinforcement(
+    usage: NodeUsage | None, rate: float | None, fb: RecallFeedback, relevance: float = 1.0
+) -> float:
+    """Direct reinforcement: the node's echoes against the echoes expected of it at its tier's
     base rate ``rate``, with ``reinforce_prior`` pseudo-echoes on each side:
     ``lift = (echo + a) / (a + rate·rated)``.
 
     This is the posterior mean of a Beta prior centred on the base rate (worth ``a`` echoes)
     over the base rate itself, so it is 1 for a node rated as often useful as the average one:
     an echo is a strong lift where echoes are rare, a fizzle a mild de-boost where fizzles are
-    the norm (``1 / (1 + rate·fizzle)`` for a fizzle-only node). A lift is raised to
-    ``echo_weight``, a de-boost to ``fizzle_weight`` (0: that side off); never 0, never hides."""
+    the norm (``1 / (1 + rate·fizzle)`` for a fizzle-only node). An echo was earned where the
+    node was relevant, so the part of a lift above 1 is scaled by ``relevance ** echo_relevance``
+    (``relevance``: the candidate's fused score over the best one's, before feedback). A lift is
+    raised to ``echo_weight``, a de-boost to ``fizzle_weight`` (0: that side off); never 0,
+    never hides."""
     if usage is None or usage.rated <= 0 or rate is None:
         return 1.0
     a = fb.reinforce_prior
     lift = (usage.echo + a) / (a + rate * usage.rated)
+    if lift > 1.0 and fb.echo_relevance != 0:
+        lift = 1.0 + (lift - 1.0) * min(1.0, max(0.0, relevance)) ** fb.echo_relevance
     w = fb.echo_weight if lift > 1.0 else fb.fizzle_weight
     return float(lift**w) if w != 0 and lift != 1.0 else 1.0
 
@@ -288,11 +322,13 @@ def policy_factor(
     fb: RecallFeedback,
     now: datetime | None = None,
     rate: float | None = None,
+    relevance: float = 1.0,
 ) -> float:
-    """The product of the multiplicative terms for one candidate (``rate``: the agent's base rate
-    of echoes, ``base_rate``; None: nothing rated, so no reinforcement)."""
+    """The product of the multiplicative terms for one candidate (``rate``: the base rate of
+    echoes of its tier, ``tier_rate``; None: nothing rated, so no reinforcement; ``relevance``:
+    its fused score over the best candidate's)."""
     factor = (
-        reinforcement(usage, rate, fb)
+        reinforcement(usage, rate, fb, relevance)
         * ucb(usage, total, fb, rate)
         * roi(cand, usage, fb)
         * trust(cand, usage, fb)
@@ -313,13 +349,23 @@ async def apply_policy(store: Any, agent: str, cfg: RecallConfig, ranked: list[C
     head = ranked[: cfg.packing.max_candidates]
     usage: dict[str, NodeUsage] = await store.usage(agent, [c.node.id for c in head])
     total = sum(u.rated for u in usage.values())
-    # The base rate is read only when a candidate was rated and a term uses it (one small read;
-    # like the counts it moves only on feedback, which bumps the generation).
-    rate = base_rate(await feedback_state(store, agent)) if total > 0 and uses_rate(fb) else None
+    # The base rates are read only when a candidate was rated and a term uses them (one small
+    # read; like the counts they move only on feedback, which bumps the generation).
+    state = await feedback_state(store, agent) if total > 0 and uses_rate(fb) else None
+    rates: dict[str, float | None] = {}
     now = cfg.reference_ts or utcnow()
+    best = max(c.fused for c in head)
+    fused = [c.fused for c in head]  # before any factor: relevance is this query's
     changed = False
-    for c in head:
-        factor = policy_factor(c, usage.get(c.node.id), total, fb, now, rate)
+    for c, before in zip(head, fused, strict=True):
+        rate = None
+        if state is not None:
+            tier = c.node.tier.value
+            if tier not in rates:
+                rates[tier] = tier_rate(state, tier, fb)
+            rate = rates[tier]
+        relevance = before / best if best > 0 else 1.0
+        factor = policy_factor(c, usage.get(c.node.id), total, fb, now, rate, relevance)
         if factor != 1.0:
             c.fused *= factor
             changed = True
@@ -373,7 +419,7 @@ async def record_feedback(
     ids = [nid for nid, _ in rated]
     known = await store.get_many(agent, ids) if ids else {}
     found = [arms(ch, fb) for nid, ch in rated if ch is not None and nid in known]
-    n_known = sum(nid in known for nid in ids)
-    if n_known:
-        await update_state(store, agent, n_known, found, useful, w)
+    tiers = [known[nid].tier.value for nid in ids if nid in known]
+    if tiers:
+        await update_state(store, agent, tiers, found, useful, w)
     return int(await store.record_usage(agent, deltas, invalidates=True))

@@ -27,6 +27,7 @@ from uniko_memory.recall.feedback import (
     lexical_share,
     policy_factor,
     reinforcement,
+    tier_rate,
     ucb,
     with_alpha,
 )
@@ -203,10 +204,40 @@ async def test_reinforcement_lifts_echoes_and_mildly_de_boosts_fizzles() -> None
     assert reinforcement(NodeUsage(fizzle=50), rate, half) == pytest.approx(
         reinforcement(NodeUsage(fizzle=50), rate, fb) ** 0.5
     )
+    # An echo transfers with relevance: a barely relevant candidate gets a smaller lift.
+    rel = fb.model_copy(update={"echo_relevance": 1.0})
+    full = reinforcement(NodeUsage(echo=1), rate, rel, relevance=1.0)
+    assert full == pytest.approx(once)
+    assert 1.0 < reinforcement(NodeUsage(echo=1), rate, rel, relevance=0.3) < full
+    assert reinforcement(NodeUsage(echo=1), rate, rel, relevance=0.0) == 1.0
+    assert reinforcement(NodeUsage(fizzle=50), rate, rel, relevance=0.1) == reinforcement(
+        NodeUsage(fizzle=50), rate, fb
+    )  # a de-boost does not depend on relevance
     # The weights are in the cache key.
     cfg = RecallConfig()
+    assert cfg.result_key() != cfg.with_options(feedback={"echo_relevance": 2.0}).result_key()
     assert cfg.result_key() != cfg.with_options(feedback={"echo_weight": 1.0}).result_key()
     assert cfg.result_key() != cfg.with_options(feedback={"reinforce_prior": 2.0}).result_key()
+
+
+async def test_a_node_is_compared_with_its_own_tier() -> None:
+    fb = RecallConfig().feedback
+    # Chunks (many turns each) echo ten times as often as messages: a chunk's lift is measured
+    # against chunks, so one echo lifts a message more than it lifts a chunk.
+    state = FeedbackState(
+        echo=110,
+        fizzle=1890,
+        echo_by_tier={"chunk": 100, "message": 10},
+        fizzle_by_tier={"chunk": 400, "message": 1490},
+    )
+    rate = base_rate(state)
+    chunk, message = tier_rate(state, "chunk", fb), tier_rate(state, "message", fb)
+    assert rate is not None and chunk is not None and message is not None
+    assert chunk == pytest.approx(0.2, abs=0.01) and message == pytest.approx(10 / 1500, abs=0.002)
+    assert tier_rate(state, "fact", fb) == pytest.approx(rate)  # a tier never rated: the agent's
+    once = NodeUsage(echo=1, fizzle=1)
+    assert reinforcement(once, message, fb) > reinforcement(once, chunk, fb) > 1.0
+    assert tier_rate(FeedbackState(), "chunk", fb) is None
 
 
 async def test_an_item_rated_useful_rises(uni: Uniko) -> None:
