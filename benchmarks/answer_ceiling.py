@@ -6,12 +6,14 @@ substring of the normalised prompt text. Many gold answers are not words of the 
 turns), so no bundle of the conversation's turns can contain them. This script measures two ceilings
 per category, on the same questions the harness scores:
 
-* **gold turns**: the text of every gold evidence turn, each under its date label as uniko renders it;
-* **whole conversation**: every turn of the conversation, each under its date label — a prompt of
+* **gold turns**: the text of every gold evidence turn, rendered as the library renders a Message
+  (its date label, relative dates resolved: "yesterday (7 May 2023)"), which is also how the
+  baselines render a turn;
+* **whole conversation**: every turn of the conversation rendered the same way — a prompt of
   unlimited size holding all that was said.
 
 A system's containment above the whole-conversation ceiling can only come from text the memory
-wrote itself (resolved dates, statements); below it, from what retrieval missed.
+wrote itself (statements, Facts' validity); below it, from what retrieval missed.
 
 Usage::
 
@@ -31,6 +33,7 @@ if str(ROOT) not in sys.path:
 
 from benchmarks.harness.convert import load_any, sniff_format  # noqa: E402
 from benchmarks.harness.metrics import answer_contained  # noqa: E402
+from uniko_memory.recall.assemble import with_absolute_dates  # noqa: E402
 from uniko_memory.recall.items import date_label  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo" / "locomo_dev.json"
@@ -46,7 +49,8 @@ def ceilings(path: Path, fmt: str) -> tuple[Counter[str], Counter[str], Counter[
         lines: dict[str, str] = {}
         for session in conv.sessions:
             for t in session.turns:
-                lines[t.id] = f"{date_label(t.timestamp or session.start)}{t.speaker}: {t.text}"
+                at = t.timestamp or session.start
+                lines[t.id] = f"{date_label(at)}{t.speaker}: {with_absolute_dates(t.text, at)}"
         everything = "\n".join(lines.values())
         for q in conv.questions:
             if q.answer is None or q.abstention or not q.gold_turn_ids:

@@ -164,6 +164,12 @@ class PipelineConfig(_Group):
     circuit_recovery_ms: int = Field(60_000, ge=0)
     #: ``close`` waits this long for pending background work before it cancels it.
     shutdown_timeout_secs: float = Field(30.0, gt=0)
+    #: Give heap memory that background work freed back to the OS (glibc ``malloc_trim``) when
+    #: the pipeline goes idle and after each consolidation cycle: a process that has just
+    #: ingested a large memory otherwise keeps ~100 MB of freed pages (``pipeline.memory``).
+    release_memory_when_idle: bool = True
+    #: At most one release in this many seconds (each walks the heap: a few ms).
+    release_memory_min_interval_secs: float = Field(10.0, ge=0)
 
     @model_validator(mode="after")
     def _delays(self) -> PipelineConfig:

@@ -51,6 +51,7 @@ from ..store.lease import (
     hold,
     holder_id,
 )
+from .memory import MemoryReleaser
 from .recovery import items_for_messages, observations_for_messages, pending_message_ids
 from .steps import StepErrorPolicy
 
@@ -74,6 +75,8 @@ class PipelineHealth(BaseModel):
     llm_circuit: str
     consolidations_run: int
     backpressure_events: int
+    #: Times freed heap was handed back to the OS (``PipelineConfig.release_memory_when_idle``).
+    memory_releases: int = 0
 
 
 @dataclass
@@ -155,6 +158,10 @@ class PipelineSystem:
         self.leases = leases if leases is not None else self._store_leases()
         self.holder = holder_id()
         self.cycles_skipped = 0
+        self._trim: asyncio.Future[None] | None = None
+        self.memory = MemoryReleaser(
+            self.pc.release_memory_when_idle, self.pc.release_memory_min_interval_secs
+        )
 
     def _store_leases(self) -> LeaseStore | None:
         make = getattr(self.store, "lease_store", None)
@@ -185,6 +192,8 @@ class PipelineSystem:
         for t in [*self._tasks, *self._children]:
             t.cancel()
         await asyncio.gather(*self._tasks, *self._children, return_exceptions=True)
+        if self._trim is not None:
+            await asyncio.gather(self._trim, return_exceptions=True)
         while not self._ingest_q.empty():
             job = self._ingest_q.get_nowait()
             if not job.future.done():
@@ -201,6 +210,14 @@ class PipelineSystem:
             if self._pending[agent] <= 0:
                 del self._pending[agent]
             self._changed.notify_all()
+            idle = not self._pending
+        if idle and n < 0:
+            self._release_memory()
+
+    def _release_memory(self) -> None:
+        """Hand freed heap back to the OS off the loop (``pipeline.memory``); rate-limited."""
+        if self.memory.due() and not self._stopping and (self._trim is None or self._trim.done()):
+            self._trim = asyncio.get_running_loop().run_in_executor(None, self.memory.release)
 
     async def flush(self, agent: str | None = None, timeout: float | None = None) -> None:
         """Wait until background work (for ``agent``, or all) is done."""
@@ -479,6 +496,7 @@ class PipelineSystem:
                 log.exception("consolidation cycle failed for agent %s", agent)
                 return None
             self.consolidations_run += 1
+            self._release_memory()
             return result
 
     async def _timer(self) -> None:
@@ -529,4 +547,5 @@ class PipelineSystem:
             llm_circuit=str(circuit),
             consolidations_run=self.consolidations_run,
             backpressure_events=self.backpressure_events,
+            memory_releases=self.memory.releases,
         )

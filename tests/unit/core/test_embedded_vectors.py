@@ -426,3 +426,26 @@ async def test_a_cache_that_cannot_be_written_costs_only_a_warning(
     await fill(store, clustered(1, seed=5), start=50)
     await store.close()
     assert any("could not be written" in r.getMessage() for r in caplog.records)
+
+
+def test_an_index_loaded_in_batches_equals_one_built_row_by_row() -> None:
+    """``VectorIndex.load`` decodes each batch straight into the matrix; the result is the same
+    index (ids, keys, scores) as upserting every row, whatever the batch size and row estimate."""
+    from uniko_memory.store.embedded.vector_codec import decode, encode
+    from uniko_memory.store.embedded.vectors import VectorIndex
+
+    rng = np.random.default_rng(5)
+    vecs = rng.normal(size=(300, 16)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    rows = [(1000 + i, f"n{i}", encode(v, "int8")) for i, v in enumerate(vecs)]
+    ref = VectorIndex(16)
+    for key, nid, blob in rows:
+        ref.upsert(nid, decode(blob, 16), key)
+    q = vecs[7]
+    for batch, expected in ((7, 0), (64, 300), (1000, 10)):
+        loaded = VectorIndex.load(16, (rows[s : s + batch] for s in range(0, len(rows), batch)), expected)
+        assert len(loaded) == 300
+        assert loaded.search(q, 20) == ref.search(q, 20)
+        assert next(k for k, _, _ in loaded.rows())[:5] == [1000, 1001, 1002, 1003, 1004]
+        loaded.upsert("extra", q, 5)  # still grows after a load
+        assert loaded.search(q, 1)[0][1] == pytest.approx(1.0, abs=1e-5)

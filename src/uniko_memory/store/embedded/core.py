@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ...errors import StoreReadOnly
+from ...heap import malloc_trim
 from ...model import Node, node_class
 from ..base import BaseStore
 from . import ann_cache
@@ -31,13 +32,17 @@ from .node_rows import full_json
 from .schema import configure
 from .sqlite_errors import to_store_error
 from .unit import EmbeddedUnit
-from .vector_codec import decode_many
 from .vector_options import EmbeddedVectorOptions
 from .vectors import VectorIndex
 
 T = TypeVar("T")
 K = TypeVar("K", str, int)
 _log = logging.getLogger(__name__)
+
+#: Rows a vector tier is read in when its matrix is loaded.
+_LOAD_BATCH = 4096
+#: Loading a tier at least this large hands the freed row buffers back to the OS.
+_TRIM_AFTER_ROWS = 20_000
 #: Ids per ``IN (...)`` list: far below SQLite's bound-parameter limit.
 BATCH = 500
 #: ``(agent, tier, node id, node rowid, vector or None = removed)``: a commit's changes to the RAM
@@ -223,13 +228,15 @@ class EmbeddedCore(BaseStore[EmbeddedUnit]):
                 ann = ann_cache.build(conn, agent, tier, dim, o)
                 self._save_graph(conn, agent, tier, ann)
             return ann
-        rows = conn.execute(
+        cur = conn.execute(
             "SELECT n.rowid, n.id, v.vec FROM nodes n JOIN vectors v ON v.node = n.rowid "
             "WHERE n.agent=? AND n.tier=? AND n.redacted=0",
             (agent, tier),
-        ).fetchall()
-        matrix = decode_many([r[2] for r in rows], dim)
-        return VectorIndex(dim, [r[1] for r in rows], matrix, [r[0] for r in rows])
+        )
+        idx = VectorIndex.load(dim, iter(lambda: cur.fetchmany(_LOAD_BATCH), []), n)
+        if n >= _TRIM_AFTER_ROWS:
+            malloc_trim()  # the batches' bytes were freed into the heap: give them back
+        return idx
 
     # ------------------------------------------------------------------ reads and writes
     def _reader(self) -> sqlite3.Connection:

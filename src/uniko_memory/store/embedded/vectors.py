@@ -8,9 +8,11 @@ and then kept in sync by every commit (never rebuilt on read). Each row carries 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
+
+from .vector_codec import decode_many
 
 #: ``(node id, score)``, best first.
 Scored = list[tuple[str, float]]
@@ -39,6 +41,33 @@ class VectorIndex:
         self._keys: list[int] = list(keys) if keys is not None else [-1] * n
         self._row: dict[str, int] = {i: r for r, i in enumerate(self._ids)}
 
+    @classmethod
+    def load(
+        cls, dim: int, rows: Iterable[Sequence[tuple[int, str, bytes]]], expected: int = 0
+    ) -> VectorIndex:
+        """An index from ``(key, id, blob)`` batches decoded straight into its matrix: a large
+        tier never holds its blobs, a decoded copy and the matrix at once (``expected``: the row
+        count, to size the matrix once)."""
+        idx = cls(dim)
+        cap = max(64, expected + expected // 8)
+        idx._m = np.zeros((cap, dim), dtype=np.float32)
+        n = 0
+        for batch in rows:
+            if not batch:
+                continue
+            m = decode_many([b for _, _, b in batch], dim)
+            if n + len(batch) > idx._m.shape[0]:
+                grown = np.zeros((max(2 * idx._m.shape[0], n + len(batch)), dim), dtype=np.float32)
+                grown[:n] = idx._m[:n]
+                idx._m = grown
+            idx._m[n : n + len(batch)] = m
+            for key, node_id, _ in batch:
+                idx._row[node_id] = len(idx._ids)
+                idx._ids.append(node_id)
+                idx._keys.append(key)
+            n += len(batch)
+        return idx
+
     def __len__(self) -> int:
         return len(self._ids)
 
@@ -48,7 +77,7 @@ class VectorIndex:
             if row is None:
                 row = len(self._ids)
                 if row >= self._m.shape[0]:
-                    grown = np.zeros((self._m.shape[0] * 2, self.dim), dtype=np.float32)
+                    grown = np.zeros((self._m.shape[0] + self._m.shape[0] // 2, self.dim), dtype=np.float32)
                     grown[:row] = self._m[:row]
                     self._m = grown
                 self._ids.append(node_id)
