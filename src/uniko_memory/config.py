@@ -549,9 +549,31 @@ class RecallFeedback(_Group):
 
     #: Off: recall ignores feedback entirely (counts are still stored).
     enabled: bool = True
+    #: Direct reinforcement: fused x lift ** echo_weight where the node's echoes beat those
+    #: expected at the agent's base rate, lift = (echo + reinforce_prior) / (reinforce_prior +
+    #: base_rate * (echo + fizzle)) (a Beta prior centred on the base rate over the base rate; 0:
+    #: off). 0.5 (the square root) keeps a node echoed for several questions from entering every
+    #: bundle it is a candidate for.
+    echo_weight: float = Field(0.5, ge=0.0, le=1.0)
+    #: The same lift below 1 (a node rated useless more often than the average one) is raised to
+    #: this: a de-boost, never a removal. 0 (off) by default: a fizzle says the node was not what
+    #: that question needed, which says little about the next question, and the nodes fizzled
+    #: most are those recalled most.
+    fizzle_weight: float = Field(0.0, ge=0.0, le=1.0)
+    #: An echo was earned where the node was relevant: the part of a lift above 1 is scaled by
+    #: (the candidate's fused score / the best candidate's) ** echo_relevance, so a node rated
+    #: useful for other questions does not jump into a bundle it is barely relevant to (0: the
+    #: whole lift whatever the relevance).
+    echo_relevance: float = Field(1.0, ge=0.0)
+    #: Pseudo-echoes at the base rate on both sides of the lift (the prior's weight: with 1, a
+    #: first echo about doubles the lift and a fizzle-only node needs 1 / base_rate fizzles to
+    #: halve it).
+    reinforce_prior: float = Field(1.0, gt=0.0)
     #: Exploration: fused x (1 + ucb_weight * sqrt(ln(N + 1) / (n + 1))), N the ratings of the
-    #: candidates, n the candidate's own; 0 when nothing was rated.
-    ucb_weight: float = Field(0.1, ge=0.0)
+    #: candidates, n the candidate's own; 0 when nothing was rated; a node with a net-positive
+    #: record gets at least a never-rated node's bonus. Off by default: exploring buys future
+    #: ratings with the current answer, and a recall only ever measures the cost.
+    ucb_weight: float = Field(0.0, ge=0.0)
     #: A Procedure rated more often useless than useful:
     #: fused x ((echo + roi_prior) / (fizzle + roi_prior)) ** roi_weight (0: off).
     roi_weight: float = Field(1.0, ge=0.0)
@@ -562,13 +584,16 @@ class RecallFeedback(_Group):
     document_trust_floor: float = Field(1.0, ge=0.0, le=1.0)
     #: The trust lift's prior (echoes needed to lift a document halfway: this many).
     trust_prior: float = Field(3.0, gt=0.0)
-    #: Per-agent alpha (lexical vs vector): an EWMA of the lexical share of rated items (target
-    #: the share on an echo, one minus it on a fizzle), clamped; it scales the bm25 family's
-    #: weight by 2*alpha and the vector families' by 2*(1 - alpha), in ``alpha_bucket`` steps
-    #: (the cache key holds the bucket). 0.5 (the start) changes nothing.
-    alpha_learning_rate: float = Field(0.1, ge=0.0, le=1.0)
-    #: How much of the learned shift recall applies: 0.5 + alpha_weight * (learned - 0.5) (0: off).
-    alpha_weight: float = Field(1.0, ge=0.0, le=1.0)
+    #: Per-agent alpha (lexical vs vector): p_lex / (p_lex + p_vec), p an arm's precision on rated
+    #: items only it had found (the share of them that were useful), shrunk toward the agent's
+    #: base rate by this many pseudo-ratings, then clamped; it scales the bm25 family's
+    #: weight by 2*alpha and the vector families' by 2*(1 - alpha), in ``alpha_bucket`` steps (the
+    #: cache key holds the bucket). 0.5 (no echo yet, or equal precision) changes nothing.
+    alpha_prior: float = Field(20.0, gt=0.0)
+    #: How much of the learned shift recall applies: 0.5 + alpha_weight * (learned - 0.5). 0 (off)
+    #: by default: the estimator is unbiased, but on the development split it did not help
+    #: unseen questions (BENCHMARKS.md, issue 21).
+    alpha_weight: float = Field(0.0, ge=0.0, le=1.0)
     #: The learned alpha's clamp, low side.
     alpha_min: float = Field(0.15, ge=0.0, le=0.5)
     #: The learned alpha's clamp, high side.

@@ -204,38 +204,31 @@ async def _p_find(uni: Uniko, agent: str, q: str, cfg: AuditConfig) -> list[str]
     return [n.id for t in SEARCHED_TIERS for n in await uni.kb.store.find(agent, t, flt, limit=100_000)]
 
 
-async def _p_text(uni: Uniko, agent: str, q: str, cfg: AuditConfig) -> list[str]:
+async def _per_tier(search: Callable[[Tier, Any], Awaitable[list[Any]]]) -> list[str]:
+    """The ids one store search returns over every searched tier, as the audit viewer."""
     flt = visible_to(AUDIT_VIEWER.admitted_values())
+    return [h.id for t in SEARCHED_TIERS for h in await search(t, flt)]
+
+
+async def _p_text(uni: Uniko, agent: str, q: str, cfg: AuditConfig) -> list[str]:
     store = uni.kb.store
-    return [
-        h.id
-        for t in SEARCHED_TIERS
-        for h in await store.text_search(agent, t, q, k=cfg.probe_limit, filter=flt)
-    ]
+    return await _per_tier(lambda t, flt: store.text_search(agent, t, q, k=cfg.probe_limit, filter=flt))
 
 
 async def _p_vector(uni: Uniko, agent: str, q: str, cfg: AuditConfig) -> list[str]:
     if uni.kb.embedder is None or uni.kb.store.dim is None:
         return []
     vec = await uni.kb.embedder.embed_query(q)
-    flt = visible_to(AUDIT_VIEWER.admitted_values())
     store = uni.kb.store
-    return [
-        h.id
-        for t in SEARCHED_TIERS
-        for h in await store.vector_search(agent, t, vec, k=cfg.probe_limit, filter=flt)
-    ]
+    return await _per_tier(lambda t, flt: store.vector_search(agent, t, vec, k=cfg.probe_limit, filter=flt))
 
 
 async def _p_hybrid(uni: Uniko, agent: str, q: str, cfg: AuditConfig) -> list[str]:
     vec = await uni.kb.embedder.embed_query(q) if uni.kb.embedder is not None and uni.kb.store.dim else None
-    flt = visible_to(AUDIT_VIEWER.admitted_values())
     store = uni.kb.store
-    return [
-        h.id
-        for t in SEARCHED_TIERS
-        for h in await store.hybrid_search(agent, t, q, vec, k=cfg.probe_limit, filter=flt)
-    ]
+    return await _per_tier(
+        lambda t, flt: store.hybrid_search(agent, t, q, vec, k=cfg.probe_limit, filter=flt)
+    )
 
 
 GATES_OFF = {"phase1_coverage_gate": 1.0, "phase2_coverage_gate": 1.0}

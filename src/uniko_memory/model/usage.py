@@ -13,19 +13,25 @@ from pydantic import BaseModel, ConfigDict, Field
 from .time import UtcDatetime
 
 
-class NodeUsage(BaseModel):
-    """The usage counters of one node (all zero for a node never rated nor read)."""
+class _UsageCounts(BaseModel):
+    """The counters a node's usage and a usage event share (weighted: ``feedback(..., weight=w)``
+    counts ``w``)."""
 
     model_config = ConfigDict(frozen=True)
 
-    #: Times the node was rated useful (weighted: ``feedback(..., weight=w)`` adds ``w``).
+    #: Times rated useful.
     echo: float = Field(0.0, ge=0.0)
-    #: Times the node was rated not useful.
+    #: Times rated not useful.
     fizzle: float = Field(0.0, ge=0.0)
     #: Times a recall or wake-up returned it.
     access_count: int = Field(0, ge=0)
+
+
+class NodeUsage(_UsageCounts):
+    """The usage counters of one node (all zero for a node never rated nor read)."""
+
     last_accessed_at: UtcDatetime | None = None
-    #: The lexical share of the last recall that returned it (for per-agent alpha learning).
+    #: The lexical share of the last recall that returned it.
     last_lex_share: float | None = Field(None, ge=0.0, le=1.0)
 
     @property
@@ -33,14 +39,9 @@ class NodeUsage(BaseModel):
         return self.echo + self.fizzle
 
 
-class UsageDelta(BaseModel):
+class UsageDelta(_UsageCounts):
     """What one event adds to a node's usage (counts add; the last-access time only moves forward)."""
 
-    model_config = ConfigDict(frozen=True)
-
-    echo: float = Field(0.0, ge=0.0)
-    fizzle: float = Field(0.0, ge=0.0)
-    access_count: int = Field(0, ge=0)
     accessed_at: UtcDatetime | None = None
     lex_share: float | None = Field(None, ge=0.0, le=1.0)
 

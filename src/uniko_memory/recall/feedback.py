@@ -1,33 +1,42 @@
 """Memory that learns from use: what echo / fizzle counts (``Agent.feedback``) do to recall.
 
-Four terms, each a field of ``RecallFeedback``, each neutral until feedback exists:
+Five terms, each a field of ``RecallFeedback``, each neutral until feedback exists:
 
-- **alpha** (per agent): an EWMA of the lexical share of rated items, clamped to
-  [``alpha_min``, ``alpha_max``]; it scales the lexical family's channel weight by 2·α and the
-  vector families' by 2·(1 − α) before fusion, in ``alpha_bucket`` steps. The bucket is resolved
-  before the cache lookup and lands in the key through the weights (``learned_config``);
-- **UCB exploration**: ``1 + ucb_weight·sqrt(ln(N + 1) / (n + 1))``, N the ratings over the
-  candidates, n the candidate's own (N = 0: factor 1);
+- **alpha** (per agent): the lexical arm's share of the two arms' precision on rated items
+  (``learned_alpha``: of the rated items only that arm had found, the share that were useful,
+  shrunk toward the agent's base rate), clamped to [``alpha_min``, ``alpha_max``]; it scales the
+  lexical family's channel weight by 2·α and the vector families' by 2·(1 − α) before fusion,
+  in ``alpha_bucket`` steps. The bucket is resolved before the cache lookup and lands in the key
+  through the weights (``learned_config``);
+- **direct reinforcement**: a node's echoes against those expected of it at its tier's base
+  rate, ``(echo + a) / (a + rate·rated)`` (``reinforcement``, ``tier_rate``): a lift for a node
+  rated useful more often than the average one of its kind, a mild de-boost (off by default) for
+  one rated useless more often;
+- **UCB exploration** (off by default): ``1 + ucb_weight·sqrt(ln(N + 1) / (n + 1))``, N the
+  ratings over the candidates, n the candidate's own (N = 0: factor 1); a net-positive node
+  gets at least a never-rated node's bonus;
 - **ROI de-boost** of a Procedure rated more often useless than useful:
   ``(echo + prior) / (fizzle + prior)``;
 - **trust floor** of document chunks, lifted by echoes: ``floor + (1 − floor)·echo / (echo +
   fizzle + prior)``.
 
-The last three multiply the fused score after fusion (``apply_policy``): they reorder, they
-never remove a candidate, and a factor is never 0. With no factor away from 1 the ranking is
-left exactly as it was (not even re-sorted).
+The estimators read sufficient statistics (per-node counts, one ``FeedbackState`` per agent),
+never a running estimate, so every one is a read-time function of what was stored. The last
+four multiply the fused score after fusion (``apply_policy``): they reorder, they never remove
+a candidate, and a factor is never 0. With no factor away from 1 the ranking is left exactly as
+it was (not even re-sorted).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
 import math
 import weakref
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
+
+from pydantic import BaseModel, Field
 
 from ..config import RecallFeedback
 from ..model import Chunk, NodeUsage, Tier, UsageDelta
@@ -36,26 +45,97 @@ from .config import RecallConfig
 from .fusion import Candidate, by_fused, family_of
 from .items import ContextBundle, RecallItem
 
-ALPHA_META_PREFIX = "recall.alpha:"
+FEEDBACK_META_PREFIX = "recall.feedback:"
 ALPHA_START = 0.5
-#: Serialises this process's alpha updates per store (the EWMA is a read-modify-write of one meta
+#: Serialises this process's feedback-state updates per store (a read-modify-write of one meta
 #: record; across processes a concurrent step may be lost, which only slows learning).
-_ALPHA_LOCKS: weakref.WeakKeyDictionary[Any, asyncio.Lock] = weakref.WeakKeyDictionary()
+_STATE_LOCKS: weakref.WeakKeyDictionary[Any, asyncio.Lock] = weakref.WeakKeyDictionary()
 
 
-# ------------------------------------------------------------------ alpha
-def _alpha_key(agent: str) -> str:
-    return ALPHA_META_PREFIX + agent
+# ------------------------------------------------------------------ state
+class FeedbackState(BaseModel):
+    """What an agent's ratings add up to (one meta record per agent): the totals behind the base
+    rate of usefulness, and per arm (lexical, vector) how many useful and not-useful items it
+    alone had found, behind alpha. Sufficient statistics, not a running estimate: the estimators are
+    read-time functions of them (``learned_alpha``, ``base_rate``), so changing a
+    ``RecallFeedback`` field changes the result without re-rating, and the order ratings arrived
+    in does not matter."""
+
+    #: Echo weight over every rated item (``feedback(..., True)`` adds its weight per item).
+    echo: float = Field(0.0, ge=0.0)
+    #: Fizzle weight over every rated item.
+    fizzle: float = Field(0.0, ge=0.0)
+    #: The same two totals per tier (``message``, ``chunk``, ``fact`` ...): the base rate a node
+    #: is compared with is its own tier's, since a chunk covering many turns is useful more
+    #: often than one message for being larger, not better.
+    echo_by_tier: dict[str, float] = Field(default_factory=dict)
+    fizzle_by_tier: dict[str, float] = Field(default_factory=dict)
+    #: Weight of the useful items only a lexical list had found (no vector list), and of the
+    #: not-useful ones.
+    lex_useful: float = Field(0.0, ge=0.0)
+    lex_rest: float = Field(0.0, ge=0.0)
+    #: The same for the items only a vector list had found.
+    vec_useful: float = Field(0.0, ge=0.0)
+    vec_rest: float = Field(0.0, ge=0.0)
 
 
-async def learned_alpha(store: Any, agent: str) -> float:
-    raw = await store.get_meta(_alpha_key(agent))
+def _state_key(agent: str) -> str:
+    return FEEDBACK_META_PREFIX + agent
+
+
+async def feedback_state(store: Any, agent: str) -> FeedbackState:
+    raw = await store.get_meta(_state_key(agent))
     if raw is None:
-        return ALPHA_START
+        return FeedbackState()
     try:
-        return float(json.loads(raw)["alpha"])
-    except (ValueError, KeyError, TypeError):
-        return ALPHA_START  # a damaged record must not fail recall
+        return FeedbackState.model_validate_json(raw)
+    except ValueError:
+        return FeedbackState()  # a damaged record must not fail recall: it restarts from nothing
+
+
+def base_rate(state: FeedbackState) -> float | None:
+    """The agent's share of ratings that were echoes (None: nothing rated)."""
+    total = state.echo + state.fizzle
+    return state.echo / total if total > 0 else None
+
+
+def tier_rate(state: FeedbackState, tier: str, fb: RecallFeedback) -> float | None:
+    """The base rate of one tier, shrunk toward the agent's by the same prior as a node's lift
+    (``reinforce_prior`` pseudo-echoes at the agent's rate): a tier rated a few times keeps about
+    the agent's rate, one rated often gets its own. None: nothing rated."""
+    rate = base_rate(state)
+    if rate is None or rate <= 0.0:
+        return rate
+    a = fb.reinforce_prior
+    echo, fizzle = state.echo_by_tier.get(tier, 0.0), state.fizzle_by_tier.get(tier, 0.0)
+    return (echo + a) / (echo + fizzle + a / rate)
+
+
+def arm_precision(useful: float, rest: float, rate: float, fb: RecallFeedback) -> float:
+    """The share of an arm's exclusive rated items that were useful, shrunk toward the base rate
+    by ``alpha_prior`` pseudo-ratings."""
+    return (useful + fb.alpha_prior * rate) / (useful + rest + fb.alpha_prior)
+
+
+def learned_alpha(state: FeedbackState, fb: RecallFeedback) -> float:
+    """The lexical arm's precision over the sum of both arms' precisions, each over the rated
+    items that arm alone had found (shrunk toward the base rate), clamped to [``alpha_min``,
+    ``alpha_max``].
+
+    Why: most rated items are fizzles, so the channels of rated items (or an EWMA of their
+    lexical share toward "the share on an echo, one minus it on a fizzle") mostly say what
+    recall returns, not what helps. Only the items where the arms disagree say which arm to
+    trust: an item both found says nothing about their relative weight (and useful items are
+    found by both more often, which a lexical share would read as a lexical win). On those
+    exclusive items the two precisions are equal, and alpha 0.5, when neither arm finds useful
+    items more often, whatever the echo / fizzle mix; fizzles alone (no echo yet) leave it at
+    0.5."""
+    rate = base_rate(state)
+    if rate is None or rate <= 0.0 or rate >= 1.0:
+        return ALPHA_START
+    p_lex = arm_precision(state.lex_useful, state.lex_rest, rate, fb)
+    p_vec = arm_precision(state.vec_useful, state.vec_rest, rate, fb)
+    return min(fb.alpha_max, max(fb.alpha_min, p_lex / (p_lex + p_vec)))
 
 
 def bucketed(alpha: float, fb: RecallFeedback) -> float:
@@ -79,10 +159,12 @@ def with_alpha(cfg: RecallConfig, alpha: float) -> RecallConfig:
     return cfg.with_options(fusion={"channel_weights": weights})
 
 
-#: The learned alpha per store and agent with the generation it was read at: a recall reads the
+#: The feedback state per store and agent with the generation it was read at: a recall reads the
 #: meta record only when the generation moved (feedback bumps it), so a cached recall still costs
 #: one small read.
-_ALPHA_SEEN: weakref.WeakKeyDictionary[Any, dict[str, tuple[int, float]]] = weakref.WeakKeyDictionary()
+_STATE_SEEN: weakref.WeakKeyDictionary[Any, dict[str, tuple[int, FeedbackState]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 async def learned_config(
@@ -91,53 +173,101 @@ async def learned_config(
     """The config recall runs with: ``cfg`` with the agent's learned alpha applied."""
     if not cfg.feedback.enabled or cfg.feedback.alpha_weight == 0:
         return cfg
-    seen = _ALPHA_SEEN.setdefault(store, {}) if generation is not None else {}
+    seen = _STATE_SEEN.setdefault(store, {}) if generation is not None else {}
     hit = seen.get(agent)
     if hit is not None and hit[0] == generation:
-        alpha = hit[1]
+        state = hit[1]
     else:
-        alpha = await learned_alpha(store, agent)
+        state = await feedback_state(store, agent)
         if generation is not None:
-            seen[agent] = (generation, alpha)
-    return with_alpha(cfg, alpha)
+            seen[agent] = (generation, state)
+    return with_alpha(cfg, learned_alpha(state, cfg.feedback))
 
 
 def lexical_share(channels: Sequence[str], fb: RecallFeedback) -> float | None:
     """The share of lexical lists among the lexical and vector lists that found an item (None:
-    neither found it, e.g. a graph neighbour, so it says nothing about alpha)."""
-    fams = [family_of(c) for c in channels]
-    lex = sum(f in fb.lexical_families for f in fams)
-    vec = sum(f in fb.vector_families for f in fams)
+    neither found it, e.g. a graph neighbour)."""
+    lex, vec = arms(channels, fb)
     return lex / (lex + vec) if lex + vec else None
 
 
-async def update_alpha(
-    store: Any, agent: str, shares: Sequence[float], useful: bool, fb: RecallFeedback
-) -> float:
-    """One EWMA step per rated item (target: its share on an echo, 1 − it on a fizzle)."""
-    lock = _ALPHA_LOCKS.get(store)
+def arms(channels: Sequence[str], fb: RecallFeedback) -> tuple[int, int]:
+    """How many lexical and how many vector lists found an item."""
+    fams = [family_of(c) for c in channels]
+    return sum(f in fb.lexical_families for f in fams), sum(f in fb.vector_families for f in fams)
+
+
+async def update_state(
+    store: Any,
+    agent: str,
+    tiers: Sequence[str],
+    found: Sequence[tuple[int, int]],
+    useful: bool,
+    weight: float,
+) -> FeedbackState:
+    """Add one feedback call to the agent's state: one item of ``weight`` per entry of ``tiers``
+    (its tier), ``found`` the (lexical, vector) list counts of those whose channels are known."""
+    lock = _STATE_LOCKS.get(store)
     if lock is None:
-        lock = _ALPHA_LOCKS[store] = asyncio.Lock()
+        lock = _STATE_LOCKS[store] = asyncio.Lock()
     async with lock:
-        raw = await store.get_meta(_alpha_key(agent))
-        state = {"alpha": ALPHA_START, "samples": 0}
-        if raw is not None:
-            with contextlib.suppress(ValueError):  # a damaged record restarts from 0.5
-                state = {**state, **json.loads(raw)}
-        a = float(state["alpha"])
-        lam = fb.alpha_learning_rate
-        for s in shares:
-            target = s if useful else 1.0 - s
-            a = min(fb.alpha_max, max(fb.alpha_min, (1 - lam) * a + lam * target))
-        state = {"alpha": a, "samples": int(state["samples"]) + len(shares)}
-        await store.set_meta(_alpha_key(agent), json.dumps(state))
-        return a
+        s = await feedback_state(store, agent)
+        lex = weight * sum(1 for n_lex, n_vec in found if n_lex and not n_vec)
+        vec = weight * sum(1 for n_lex, n_vec in found if n_vec and not n_lex)
+        side = "useful" if useful else "rest"
+        by_tier = dict(s.echo_by_tier if useful else s.fizzle_by_tier)
+        for t in tiers:
+            by_tier[t] = by_tier.get(t, 0.0) + weight
+        s = s.model_copy(
+            update={
+                "echo" if useful else "fizzle": (s.echo if useful else s.fizzle) + len(tiers) * weight,
+                "echo_by_tier" if useful else "fizzle_by_tier": by_tier,
+                f"lex_{side}": getattr(s, f"lex_{side}") + lex,
+                f"vec_{side}": getattr(s, f"vec_{side}") + vec,
+            }
+        )
+        await store.set_meta(_state_key(agent), s.model_dump_json())
+        return s
 
 
 # ------------------------------------------------------------------ policy
-def ucb(usage: NodeUsage | None, total: float, fb: RecallFeedback) -> float:
+def reinforcement(
+    usage: NodeUsage | None, rate: float | None, fb: RecallFeedback, relevance: float = 1.0
+) -> float:
+    """Direct reinforcement: the node's echoes against the echoes expected of it at its tier's
+    base rate ``rate``, with ``reinforce_prior`` pseudo-echoes on each side:
+    ``lift = (echo + a) / (a + rate·rated)``.
+
+    This is the posterior mean of a Beta prior centred on the base rate (worth ``a`` echoes)
+    over the base rate itself, so it is 1 for a node rated as often useful as the average one:
+    an echo is a strong lift where echoes are rare, a fizzle a mild de-boost where fizzles are
+    the norm (``1 / (1 + rate·fizzle)`` for a fizzle-only node). An echo was earned where the
+    node was relevant, so the part of a lift above 1 is scaled by ``relevance ** echo_relevance``
+    (``relevance``: the candidate's fused score over the best one's, before feedback). A lift is
+    raised to ``echo_weight``, a de-boost to ``fizzle_weight`` (0: that side off); never 0,
+    never hides."""
+    if usage is None or usage.rated <= 0 or rate is None:
+        return 1.0
+    a = fb.reinforce_prior
+    lift = (usage.echo + a) / (a + rate * usage.rated)
+    if lift > 1.0 and fb.echo_relevance != 0:
+        lift = 1.0 + (lift - 1.0) * min(1.0, max(0.0, relevance)) ** fb.echo_relevance
+    w = fb.echo_weight if lift > 1.0 else fb.fizzle_weight
+    return float(lift**w) if w != 0 and lift != 1.0 else 1.0
+
+
+def ucb(usage: NodeUsage | None, total: float, fb: RecallFeedback, rate: float | None = None) -> float:
+    """Exploration: ``1 + ucb_weight·sqrt(ln(N + 1) / (n + 1))``, N the ratings over the
+    candidates, n the node's own. A node with a net-positive record (a reinforcement lift above
+    1) gets at least the bonus of a never-rated one, so a memory rated useful never loses ground
+    to unrated noise for having been rated."""
+    if fb.ucb_weight == 0 or total <= 0:
+        return 1.0
     n = usage.rated if usage else 0.0
-    return 1.0 + fb.ucb_weight * math.sqrt(math.log(total + 1.0) / (n + 1.0)) if total > 0 else 1.0
+    bonus = math.sqrt(math.log(total + 1.0) / (n + 1.0))
+    if n > 0 and rate is not None and usage is not None and usage.echo > rate * usage.rated:
+        bonus = math.sqrt(math.log(total + 1.0))
+    return 1.0 + fb.ucb_weight * bonus
 
 
 def roi(cand: Candidate, usage: NodeUsage | None, fb: RecallFeedback) -> float:
@@ -186,10 +316,29 @@ def recency_factor(cand: Candidate, usage: NodeUsage | None, now: datetime, fb: 
 
 
 def policy_factor(
-    cand: Candidate, usage: NodeUsage | None, total: float, fb: RecallFeedback, now: datetime | None = None
+    cand: Candidate,
+    usage: NodeUsage | None,
+    total: float,
+    fb: RecallFeedback,
+    now: datetime | None = None,
+    rate: float | None = None,
+    relevance: float = 1.0,
 ) -> float:
-    factor = ucb(usage, total, fb) * roi(cand, usage, fb) * trust(cand, usage, fb)
+    """The product of the multiplicative terms for one candidate (``rate``: the base rate of
+    echoes of its tier, ``tier_rate``; None: nothing rated, so no reinforcement; ``relevance``:
+    its fused score over the best candidate's)."""
+    factor = (
+        reinforcement(usage, rate, fb, relevance)
+        * ucb(usage, total, fb, rate)
+        * roi(cand, usage, fb)
+        * trust(cand, usage, fb)
+    )
     return factor * recency_factor(cand, usage, now, fb) if now is not None else factor
+
+
+def uses_rate(fb: RecallFeedback) -> bool:
+    """Whether a term reads the base rate (reinforcement, or exploration's net-positive rule)."""
+    return fb.echo_weight != 0 or fb.fizzle_weight != 0 or fb.ucb_weight != 0
 
 
 async def apply_policy(store: Any, agent: str, cfg: RecallConfig, ranked: list[Candidate]) -> list[Candidate]:
@@ -200,10 +349,23 @@ async def apply_policy(store: Any, agent: str, cfg: RecallConfig, ranked: list[C
     head = ranked[: cfg.packing.max_candidates]
     usage: dict[str, NodeUsage] = await store.usage(agent, [c.node.id for c in head])
     total = sum(u.rated for u in usage.values())
+    # The base rates are read only when a candidate was rated and a term uses them (one small
+    # read; like the counts they move only on feedback, which bumps the generation).
+    state = await feedback_state(store, agent) if total > 0 and uses_rate(fb) else None
+    rates: dict[str, float | None] = {}
     now = cfg.reference_ts or utcnow()
+    best = max(c.fused for c in head)
+    fused = [c.fused for c in head]  # before any factor: relevance is this query's
     changed = False
-    for c in head:
-        factor = policy_factor(c, usage.get(c.node.id), total, fb, now)
+    for c, before in zip(head, fused, strict=True):
+        rate = None
+        if state is not None:
+            tier = c.node.tier.value
+            if tier not in rates:
+                rates[tier] = tier_rate(state, tier, fb)
+            rate = rates[tier]
+        relevance = before / best if best > 0 else 1.0
+        factor = policy_factor(c, usage.get(c.node.id), total, fb, now, rate, relevance)
         if factor != 1.0:
             c.fused *= factor
             changed = True
@@ -252,13 +414,12 @@ async def record_feedback(
     rated = rated_items(target)
     w = float(weight)
     deltas = {nid: UsageDelta(echo=w if useful else 0.0, fizzle=0.0 if useful else w) for nid, _ in rated}
-    # Alpha first, the counts (and the generation bump) last: a recall that sees the new
-    # generation also sees the new alpha.
-    with_channels = [nid for nid, ch in rated if ch is not None]
-    known = await store.get_many(agent, with_channels) if with_channels else {}
-    shares = [
-        s for nid, ch in rated if ch is not None and nid in known and (s := lexical_share(ch, fb)) is not None
-    ]
-    if shares:
-        await update_alpha(store, agent, shares, useful, fb)
+    # The state first, the counts (and the generation bump) last: a recall that sees the new
+    # generation also sees the new state.
+    ids = [nid for nid, _ in rated]
+    known = await store.get_many(agent, ids) if ids else {}
+    found = [arms(ch, fb) for nid, ch in rated if ch is not None and nid in known]
+    tiers = [known[nid].tier.value for nid in ids if nid in known]
+    if tiers:
+        await update_state(store, agent, tiers, found, useful, w)
     return int(await store.record_usage(agent, deltas, invalidates=True))

@@ -1,6 +1,8 @@
 """``Agent.feedback`` on both stores: counts stored, cache invalidated, results byte-identical
-without feedback (and with every weight at 0), alpha learned and in the cache key, ROI de-boost
-and the document trust floor reorder but never hide."""
+without feedback (and with every weight at 0), alpha learned (from the difference between useful
+and not-useful items, never from fizzles alone) and in the cache key, direct reinforcement lifts
+what was rated useful, and the fizzle de-boost, ROI de-boost and document trust floor reorder but
+never hide."""
 
 from __future__ import annotations
 
@@ -16,11 +18,17 @@ from uniko_memory.facade import Uniko
 from uniko_memory.model import Chunk, NodeUsage, Procedure, Tier, UsageDelta
 from uniko_memory.recall import RecallCache, RecallConfig
 from uniko_memory.recall.feedback import (
+    FeedbackState,
     apply_policy,
+    base_rate,
     bucketed,
+    feedback_state,
     learned_alpha,
     lexical_share,
     policy_factor,
+    reinforcement,
+    tier_rate,
+    ucb,
     with_alpha,
 )
 from uniko_memory.recall.fusion import Candidate
@@ -31,10 +39,11 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 QUESTION = "What did Caroline adopt?"
 ZERO: dict[str, Any] = {
     "feedback": {
+        "echo_weight": 0.0,
+        "fizzle_weight": 0.0,
         "ucb_weight": 0.0,
         "roi_weight": 0.0,
         "document_trust_floor": 1.0,
-        "alpha_learning_rate": 0.0,
         "alpha_weight": 0.0,
     }
 }
@@ -96,15 +105,25 @@ async def test_alpha_learns_and_is_in_the_cache_key(uni: Uniko) -> None:
     agent = uni.agent("fb-alpha")
     await build(MAIN, agent="fb-alpha", uni=uni)
     store = uni.kb.store
-    assert await learned_alpha(store, "fb-alpha") == 0.5
+    fb = uni.recall_config.feedback
+    assert learned_alpha(await feedback_state(store, "fb-alpha"), fb) == 0.5
     bundle = await agent.recall("Bailey keyboard counseling", use_cache=False)
-    vector_only = [i for i in bundle.items if lexical_share(i.channels, uni.recall_config.feedback) == 0.0]
-    assert vector_only, "some items are found by vector search alone"
+    vector_only = [i for i in bundle.items if lexical_share(i.channels, fb) == 0.0]
+    lexical = [i for i in bundle.items if (lexical_share(i.channels, fb) or 0.0) > 0.0]
+    assert vector_only and lexical, "some items are found by vector search alone, some by bm25 too"
     for _ in range(10):
-        await agent.feedback(vector_only, False)  # the vector arm misled: lean lexical
-    alpha = await learned_alpha(store, "fb-alpha")
-    assert 0.6 < alpha <= 0.85
-    cfg = uni.recall_config
+        await agent.feedback(vector_only, False)
+    # Fizzles alone say what recall returns, not what helps: alpha does not move on them.
+    state = await feedback_state(store, "fb-alpha")
+    assert state.fizzle == 10 * len(vector_only) and learned_alpha(state, fb) == 0.5
+    for _ in range(30):
+        await agent.feedback(lexical, True)  # the lexical arm found what helped: lean lexical
+    state = await feedback_state(store, "fb-alpha")
+    alpha = learned_alpha(state, fb)
+    assert bucketed(alpha, fb) >= 0.6 and alpha <= 0.85
+    assert base_rate(state) == pytest.approx(3 * len(lexical) / (3 * len(lexical) + len(vector_only)))
+    assert with_alpha(uni.recall_config, alpha) is uni.recall_config  # alpha_weight 0: off by default
+    cfg = uni.recall_config.with_options(feedback={"alpha_weight": 1.0})
     learned = with_alpha(cfg, alpha)
     assert learned.fusion.channel_weights["bm25"] > cfg.fusion.channel_weights["bm25"]
     assert RecallCache.key("a", "q", learned.result_key()) != RecallCache.key("a", "q", cfg.result_key())
@@ -114,6 +133,20 @@ async def test_alpha_learns_and_is_in_the_cache_key(uni: Uniko) -> None:
     off = await agent.recall(q, use_cache=False, feedback={"enabled": False})
     assert dump(await agent.recall(q, use_cache=False, **ZERO)) == dump(off)
     assert bucketed(0.99, cfg.feedback) == 0.8  # clamped to 0.85, then its 0.1 bucket
+
+
+async def test_alpha_is_arm_precision_and_ignores_the_echo_fizzle_mix() -> None:
+    fb = RecallConfig().feedback
+    # Both arms as precise: 0.5 however lopsided the echo / fizzle mix.
+    same = FeedbackState(echo=5, fizzle=500, lex_useful=5, lex_rest=500, vec_useful=5, vec_rest=500)
+    assert learned_alpha(same, fb) == 0.5
+    few = FeedbackState(echo=2, fizzle=2, lex_useful=2, vec_rest=2)  # shrunk by the prior
+    many = FeedbackState(echo=200, fizzle=200, lex_useful=200, vec_rest=200)
+    assert 0.5 < learned_alpha(few, fb) < 0.6 < learned_alpha(many, fb) == fb.alpha_max
+    low = FeedbackState(echo=200, fizzle=200, vec_useful=200, lex_rest=200)
+    assert learned_alpha(low, fb) == fb.alpha_min
+    assert learned_alpha(FeedbackState(fizzle=50, vec_rest=50), fb) == 0.5  # fizzles alone: no signal
+    assert learned_alpha(FeedbackState(echo=3, lex_useful=3), fb) == 0.5  # echoes alone: none either
 
 
 def cand(node: Any) -> Candidate:
@@ -148,10 +181,105 @@ async def test_roi_and_trust_de_boost_never_hide(uni: Uniko) -> None:
     assert all(c.fused > 0 for c in out)
 
 
+async def test_reinforcement_lifts_echoes_and_mildly_de_boosts_fizzles() -> None:
+    default = RecallConfig().feedback
+    fb = default.model_copy(update={"echo_weight": 1.0, "fizzle_weight": 1.0})
+    rate = 0.04
+    assert reinforcement(None, rate, fb) == 1.0
+    assert reinforcement(NodeUsage(echo=1), None, fb) == 1.0  # nothing rated in the agent
+    once = reinforcement(NodeUsage(echo=1), rate, fb)
+    assert once > 1.5
+    assert reinforcement(NodeUsage(echo=1, fizzle=24), rate, fb) == pytest.approx(1.0)  # as useful as average
+    one_fizzle = reinforcement(NodeUsage(fizzle=1), rate, fb)
+    assert 0.9 < one_fizzle < 1.0  # a fizzle is the norm: a mild de-boost
+    many = reinforcement(NodeUsage(fizzle=1000), rate, fb)
+    assert 0 < many < one_fizzle  # de-boost, never hide
+    off = fb.model_copy(update={"echo_weight": 0.0, "fizzle_weight": 0.0})
+    assert reinforcement(NodeUsage(echo=1), rate, off) == 1.0
+    assert reinforcement(NodeUsage(fizzle=9), rate, off) == 1.0
+    # The defaults: the square root of the lift, no fizzle de-boost.
+    assert reinforcement(NodeUsage(echo=1), rate, default) == pytest.approx(once**0.5)
+    assert reinforcement(NodeUsage(fizzle=50), rate, default) == 1.0
+    half = fb.model_copy(update={"fizzle_weight": 0.5})
+    assert reinforcement(NodeUsage(fizzle=50), rate, half) == pytest.approx(
+        reinforcement(NodeUsage(fizzle=50), rate, fb) ** 0.5
+    )
+    # An echo transfers with relevance: a barely relevant candidate gets a smaller lift.
+    rel = fb.model_copy(update={"echo_relevance": 1.0})
+    full = reinforcement(NodeUsage(echo=1), rate, rel, relevance=1.0)
+    assert full == pytest.approx(once)
+    assert 1.0 < reinforcement(NodeUsage(echo=1), rate, rel, relevance=0.3) < full
+    assert reinforcement(NodeUsage(echo=1), rate, rel, relevance=0.0) == 1.0
+    assert reinforcement(NodeUsage(fizzle=50), rate, rel, relevance=0.1) == reinforcement(
+        NodeUsage(fizzle=50), rate, fb
+    )  # a de-boost does not depend on relevance
+    # The weights are in the cache key.
+    cfg = RecallConfig()
+    assert cfg.result_key() != cfg.with_options(feedback={"echo_relevance": 2.0}).result_key()
+    assert cfg.result_key() != cfg.with_options(feedback={"echo_weight": 1.0}).result_key()
+    assert cfg.result_key() != cfg.with_options(feedback={"reinforce_prior": 2.0}).result_key()
+
+
+async def test_a_node_is_compared_with_its_own_tier() -> None:
+    fb = RecallConfig().feedback
+    # Chunks (many turns each) echo ten times as often as messages: a chunk's lift is measured
+    # against chunks, so one echo lifts a message more than it lifts a chunk.
+    state = FeedbackState(
+        echo=110,
+        fizzle=1890,
+        echo_by_tier={"chunk": 100, "message": 10},
+        fizzle_by_tier={"chunk": 400, "message": 1490},
+    )
+    rate = base_rate(state)
+    chunk, message = tier_rate(state, "chunk", fb), tier_rate(state, "message", fb)
+    assert rate is not None and chunk is not None and message is not None
+    assert chunk == pytest.approx(0.2, abs=0.01) and message == pytest.approx(10 / 1500, abs=0.002)
+    assert tier_rate(state, "fact", fb) == pytest.approx(rate)  # a tier never rated: the agent's
+    once = NodeUsage(echo=1, fizzle=1)
+    assert reinforcement(once, message, fb) > reinforcement(once, chunk, fb) > 1.0
+    assert tier_rate(FeedbackState(), "chunk", fb) is None
+
+
+async def test_an_item_rated_useful_rises(uni: Uniko) -> None:
+    agent = uni.agent("fb-lift")
+    await build(MAIN, agent="fb-lift", uni=uni)
+    q = "Bailey keyboard counseling"
+    before = await agent.recall(q, use_cache=False)
+    assert len(before.items) >= 4
+    low = before.items[-1]
+    await agent.feedback([low], True)
+    await agent.feedback(before.items[:-1], False)
+    for options in ({}, {"feedback": {"fizzle_weight": 1.0}}):
+        ids = [i.node_id for i in (await agent.recall(q, use_cache=False, **options)).items]
+        assert low.node_id in ids and ids.index(low.node_id) < len(before.items) - 1
+    # The fizzle de-boost reorders the ranking, it never removes a candidate.
+    store = uni.kb.store
+    ranked = [
+        Candidate(node=n, fused=1.0)
+        for n in (await store.get_many("fb-lift", [i.node_id for i in before.items])).values()
+    ]
+    cfg = RecallConfig().with_options(feedback={"fizzle_weight": 1.0})
+    out = await apply_policy(store, "fb-lift", cfg, list(ranked))
+    assert {c.node.id for c in out} == {c.node.id for c in ranked} and all(c.fused > 0 for c in out)
+    assert out[0].node.id == low.node_id
+    off = await agent.recall(q, use_cache=False, **ZERO)
+    assert dump(off) == dump(await agent.recall(q, use_cache=False, feedback={"enabled": False}))
+
+
 async def test_exploration_lifts_rarely_rated_items(uni: Uniko) -> None:
     fb = RecallConfig().feedback
+    assert fb.ucb_weight == 0.0  # off by default
+    fb = fb.model_copy(update={"ucb_weight": 0.1})
     proc = Procedure(id="proc_2", agent=AGENT, name="p")
     never = policy_factor(cand(proc), None, 100, fb)
     often = policy_factor(cand(proc), NodeUsage(echo=10, fizzle=10), 100, fb)
     assert never > often > 1.0
     assert policy_factor(cand(proc), None, 0, fb) == 1.0  # nothing rated: no bonus at all
+    # An item rated useful never gets less exploration credit than one never rated.
+    useful = NodeUsage(echo=1, fizzle=1)
+    assert ucb(useful, 100, fb, rate=0.04) == ucb(None, 100, fb, rate=0.04)
+    assert ucb(NodeUsage(fizzle=2), 100, fb, rate=0.04) < ucb(None, 100, fb, rate=0.04)
+    plain = fb.model_copy(update={"echo_weight": 0.0, "fizzle_weight": 0.0})
+    assert policy_factor(cand(proc), useful, 100, plain, rate=0.04) >= policy_factor(
+        cand(proc), None, 100, plain, rate=0.04
+    )
