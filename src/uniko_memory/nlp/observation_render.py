@@ -28,6 +28,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from uniko_memory.nlp.observation_lexicon import (
+    ACQUISITION_VERBS,
     ANIMAL_NOUNS,
     COLLECTIVE_NOUNS,
     DISCOURSE_LEADERS,
@@ -45,7 +46,14 @@ from uniko_memory.nlp.observation_lexicon import (
     normalize_name,
     third_singular,
 )
-from uniko_memory.nlp.observation_types import Antecedent, AntecedentKind, Gender, PronounState, unambiguous
+from uniko_memory.nlp.observation_types import (
+    Antecedent,
+    AntecedentKind,
+    Gender,
+    PronounState,
+    known,
+    unambiguous,
+)
 from uniko_memory.nlp.temporal import TemporalMatch, absolute_phrase, find_temporal_phrases, format_window
 
 if TYPE_CHECKING:
@@ -234,6 +242,33 @@ def _clause_of(tok: Token) -> int:
     return int(cur.i)
 
 
+#: Entity labels of names: a sentence-initial word the recogniser reads as one keeps its capital.
+_NAME_ENTS = frozenset({"PERSON", "ORG", "GPE", "LOC", "FAC", "NORP", "PRODUCT", "EVENT", "WORK_OF_ART"})
+
+
+def _named_subject(tok: Token) -> bool:
+    """A capitalised sentence-initial subject that the recogniser reads as a name although the
+    tagger called it a common noun ("Salt has a bald patch", Salt being a guinea pig): lower-casing
+    it would turn a name into a thing, capitalising a common noun only costs style."""
+    return (
+        tok.text[:1].isupper()
+        and tok.ent_type_ in _NAME_ENTS
+        and tok.ent_iob_ == "B"
+        and tok.dep_ in ("nsubj", "nsubjpass")
+        and not any(c.dep_ in ("det", "poss") for c in tok.children)
+    )
+
+
+def _identifying_one(noun: Token) -> bool:
+    """ "the one in Queen Square", "the one I told you about": "it is the one ..." picks out a
+    thing already talked about, so its "it" refers (unlike "it is a long day", "it was one of those")."""
+    return (
+        noun.lower_ == "one"
+        and any(c.dep_ == "det" and c.lower_ in ("the", "that", "this") for c in noun.children)
+        and any(c.dep_ in ("prep", "relcl", "acl") for c in noun.children)
+    )
+
+
 def snake(parts: Iterable[str]) -> str:
     """Join predicate parts as a snake_case key ("not", "go", "to" -> "not_go_to")."""
     return _SNAKE.sub("_", "_".join(p for p in parts if p).lower()).strip("_")
@@ -275,6 +310,10 @@ class SentenceRender:
     rejections: list[tuple[str, str]] | None = None
     #: The filler rules (built-in lexicon plus ``NlpConfig.filler_phrases``).
     filler: Filler = DEFAULT_FILLER
+    #: An earlier sentence of the turn offered sympathy ("I'm so sorry."); see ``turn_mentions``.
+    consoling: bool = False
+    #: Antecedent texts (lower case) mentioned in the earlier sentences of this turn.
+    turn_mentions: frozenset[str] = frozenset()
 
     # ------------------------------------------------------------------ sentence-level gates
     def _content_tokens(self) -> list[Token]:
@@ -324,7 +363,12 @@ class SentenceRender:
     # ------------------------------------------------------------------ rendering map
     def _render_map(self) -> None:
         start = self.sent[0]
-        if start.pos_ != "PROPN" and start.text != "I" and not (start.text.isupper() and len(start.text) > 1):
+        if not (
+            start.pos_ == "PROPN"
+            or start.text == "I"
+            or (start.text.isupper() and len(start.text) > 1)
+            or _named_subject(start)
+        ):
             self.repl[start.i] = start.text.lower()
         for tok in self.sent:
             low = tok.lower_
@@ -392,6 +436,12 @@ class SentenceRender:
         antecedent = self._resolve(tok, kind, gender)
         if antecedent is None:
             self.unresolved.add(tok.i)
+            if tok.dep_ in ("nsubj", "nsubjpass", "poss") or kind == "person":
+                # what this pronoun meant is unknown, and it is what its sentence is about: a later
+                # pronoun must not skip it for the next noun ("Is it near the station? -- Yes, it
+                # opens at nine" is not about the station)
+                blocker = Antecedent(text="", kind=kind, gender=gender, unknown=True)
+                self.candidates.append((tok.i, replace(blocker, rank=_ROLE_RANK.get(tok.dep_, 0))))
             return
         self.resolved[tok.i] = antecedent
         self.candidates.append((tok.i, replace(antecedent, rank=_ROLE_RANK.get(tok.dep_, 0))))
@@ -431,7 +481,15 @@ class SentenceRender:
         if head.lemma_.lower() in _WEATHER:
             return True
         kids = list(head.children)
-        if any(c.dep_ in ("attr", "npadvmod", "acomp") and c.lemma_.lower() in VAGUE_NOUNS for c in kids):
+        if any(
+            (
+                c.dep_ in ("attr", "acomp")
+                or (c.dep_ == "npadvmod" and head.lemma_.lower() in _EXPLETIVE_HEADS)
+            )
+            and c.lemma_.lower() in VAGUE_NOUNS
+            and not _identifying_one(c)
+            for c in kids
+        ):
             return True
         if head.lemma_.lower() not in _EXPLETIVE_HEADS:
             # "it sucks when ...", "it helps if ...": an evaluative verb with a when/if clause
@@ -473,7 +531,7 @@ class SentenceRender:
             if gender is not None and antecedent.gender is not None and antecedent.gender != gender:
                 continue
             if kind != "person":
-                return antecedent
+                return known(antecedent)
             people.append(antecedent)
         if people:  # "Tom called Jim and he ...": two people, no way to tell: abstain
             return unambiguous(people, gender)
@@ -516,7 +574,7 @@ class SentenceRender:
         else:
             kind = "plural" if plural else ("person" if is_person else "thing")
             ent = None
-            text = self._noun_phrase_text(tok)
+            text = self._noun_phrase_text(tok, owner=self._acquirer(tok))
         human = is_person or lemma in COLLECTIVE_NOUNS
         if not human and tok.dep_ in ("conj", "appos") and tok.pos_ != "PROPN":
             return  # members of a list ("relief, excitement and worry") are poor antecedents for "it"
@@ -533,7 +591,9 @@ class SentenceRender:
         names = [self.speaker.lower()] + ([self.addressee.lower()] if self.addressee else [])
         return any(n == low or n.startswith(low) or low.startswith(n) for n in names)
 
-    def _noun_phrase_text(self, tok: Token) -> str:
+    def _noun_phrase_text(self, tok: Token, owner: str | None = None) -> str:
+        """The antecedent text of a common noun ("a grey cat" -> "the grey cat"); with ``owner``,
+        the indefinite article gives way to the owner ("Priya's grey cat")."""
         keep = {"det", "poss", "amod", "compound", "nummod", "nmod", "case"}
         toks: list[Token] = []
         for child in tok.lefts:
@@ -541,9 +601,24 @@ class SentenceRender:
                 toks.extend(child.subtree)
         toks.append(tok)
         words = self.render_words(toks)
+        if owner is not None and words and words[0].lower() in ("a", "an"):
+            return " ".join([self._person_form(owner, "poss"), *words[1:]])
         if words and words[0].lower() in ("a", "an", "some", "any", "another", "this", "that"):
             words[0] = "the"
         return " ".join(words)
+
+    def _acquirer(self, tok: Token) -> str | None:
+        """The speaker, when ``tok`` is what the speaker says they adopted / bought / got / own
+        ("I adopted a grey cat": a later "her name" is Priya's grey cat's, not "the grey cat's")."""
+        if tok.dep_ != "dobj" or tok.tag_ not in ("NN", "NNS"):
+            return None
+        verb = tok.head
+        if lemma_of(verb) not in ACQUISITION_VERBS or any(c.dep_ == "neg" for c in verb.children):
+            return None
+        subject = next((c for c in verb.children if c.dep_ == "nsubj"), None)
+        if subject is None and verb.dep_ == "conj":  # "I went out and bought a bike"
+            subject = next((c for c in verb.head.children if c.dep_ == "nsubj"), None)
+        return self.speaker if subject is not None and subject.i in self.first else None
 
     def _agreement(self) -> None:
         """Third-person singular agreement for verbs whose subject became a name."""

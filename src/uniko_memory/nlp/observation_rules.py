@@ -460,6 +460,9 @@ class SentenceRules(SentenceRender):
         if self._hypothetical(clause):
             self._reject("hypothetical", clause)  # "If I got the job I'd move": nothing happened
             return None
+        if self._consolation(clause):
+            self._reject("consolation", clause)  # "I'm so sorry. She had a good long life."
+            return None
         subj_head = next((t for t in clause.subject if t.dep_ in SUBJ_DEPS or t.dep_ == "expl"), None)
         if subj_head is not None and not clause.existential and not clause.expletive:
             low = subj_head.lower_
@@ -558,6 +561,20 @@ class SentenceRules(SentenceRender):
         # "I hope (that) it does not rain", "I wish he'd call": a wish, not something that is so
         return lemma_of(head) in ("hope", "wish") and any(c.dep_ == "ccomp" for c in head.children)
 
+    def _consolation(self, clause: Clause) -> bool:
+        """After sympathy earlier in the turn, a clause whose subject is a pronoun for something
+        the turn has not itself mentioned (the other speaker's news) consoles; it reports nothing
+        the listener knows ("I'm so sorry. She had a good long life"). "I'm sorry. My dad died
+        last year. He was 80" still states its facts: "he" is this turn's own dad."""
+        if not self.consoling:
+            return False
+        return any(
+            t.dep_ in SUBJ_DEPS
+            and t.i in self.resolved
+            and self.resolved[t.i].text.lower() not in self.turn_mentions
+            for t in clause.subject
+        )
+
     def _trim_unresolved(self, clause: Clause) -> None:
         """Cut a modifier clause or phrase that holds an unresolvable pronoun ("I submitted my
         screenplay just to see how others might like it" -> "... submitted Caroline's screenplay"),
@@ -614,6 +631,8 @@ class SentenceRules(SentenceRender):
             ref = self.resolved.get(tok.i)
             if ref is not None and ref.kind == "person":
                 return True
+            if ref is not None and ref.text.startswith(self._person_form(self.speaker, "poss") + " "):
+                return True  # "it" = "Caroline's puppy": the speaker's own, as "my puppy" is
             if tok.dep_ in SUBJ_DEPS and (tok.ent_type_ == "PERSON" or tok.lemma_.lower() in PERSON_NOUNS):
                 return True
         return False
