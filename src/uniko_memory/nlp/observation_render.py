@@ -254,7 +254,7 @@ def _named_subject(tok: Token) -> bool:
         tok.text[:1].isupper()
         and tok.ent_type_ in _NAME_ENTS
         and tok.ent_iob_ == "B"
-        and tok.dep_ in ("nsubj", "nsubjpass")
+        and tok.dep_ in ("nsubj", "nsubjpass", "poss")
         and not any(c.dep_ in ("det", "poss") for c in tok.children)
     )
 
@@ -395,6 +395,10 @@ class SentenceRender:
                 nxt = tok.nbor(1).lower_ if tok.i + 1 < self.sent.end else ""
                 if low in ("'s", "’s") and self._perfect_s(tok, nxt):
                     expanded = "has"  # "it's been" = it has been, "art's allowed me" = art has allowed me
+                if low in ("'s", "’s") and nxt in ("gon", "gonna", "going"):
+                    expanded = "is"  # "tomorrow's gonna be" (tagged a possessive)
+                if low == "gon" and nxt in ("na", "to"):
+                    expanded = "going"  # "gonna" the tagger read as a noun
                 if low == "ai" and nxt in ("n't", "n’t"):  # "ain't"
                     after = tok.nbor(2).lower_ if tok.i + 2 < self.sent.end else ""
                     expanded = "has" if after == "been" or tok.head.tag_ == "VBN" else "is"
@@ -539,8 +543,9 @@ class SentenceRender:
 
     def _noun_candidate(self, tok: Token) -> None:
         """Register a noun head as an antecedent for later pronouns in this sentence and session."""
-        if tok.pos_ not in ("NOUN", "PROPN") or tok.dep_ not in _ARG_DEPS:
-            return
+        possessor = tok.dep_ == "poss" and tok.pos_ == "PROPN" and tok.ent_type_ == "PERSON"
+        if tok.pos_ not in ("NOUN", "PROPN") or (tok.dep_ not in _ARG_DEPS and not possessor):
+            return  # a named possessor counts: "Aragorn's attitude inspired me. He never gives up"
         if tok.ent_type_ in NON_NAME_ENTS or tok.lemma_.lower() in VAGUE_NOUNS:
             return
         if tok.pos_ != "PROPN" and any(c.dep_ == "appos" and c.pos_ == "PROPN" for c in tok.children):
@@ -564,7 +569,12 @@ class SentenceRender:
         animal = lemma in ANIMAL_NOUNS or role_lemma in ANIMAL_NOUNS
         name_toks = [t for t in tok.lefts if t.dep_ == "compound" and t.pos_ == "PROPN"] + [tok]
         if tok.pos_ == "PROPN":
+            if tok.dep_ == "pobj" and tok.head.lower_ == "of" and tok.head.head.pos_ == "PROPN":
+                return  # "Moher" of "the Cliffs of Moher" is part of a name, not a thing of its own
             name = " ".join(t.text for t in name_toks)
+            of_name = self._of_name(tok)
+            if of_name:  # "the Cliffs of Moher", "the Bank of England": one named thing
+                name, plural, is_person = f"{name} {of_name}", False, False
             if self._is_participant(name):
                 return  # the speaker and addressee are first/second person, never "he" or "it"
             kind: AntecedentKind = "plural" if plural else ("person" if is_person else "thing")
@@ -585,6 +595,16 @@ class SentenceRender:
             self.candidates.append((tok.i, antecedent))
             if animal and kind == "thing":  # a pet is "it" and "she" alike, never a person in object slots
                 self.candidates.append((tok.i, replace(antecedent, kind="person", human=False)))
+
+    @staticmethod
+    def _of_name(tok: Token) -> str:
+        """ "of Moher" when ``tok`` heads a name of the form "X of <Name>", else ""."""
+        prep = next((c for c in tok.children if c.dep_ == "prep" and c.lower_ == "of"), None)
+        pobj = next((c for c in prep.children if c.dep_ == "pobj"), None) if prep is not None else None
+        if pobj is None or pobj.pos_ != "PROPN":
+            return ""
+        words = [t.text for t in pobj.lefts if t.dep_ in ("compound", "det")] + [pobj.text]
+        return "of " + " ".join(words)
 
     def _is_participant(self, name: str) -> bool:
         low = name.lower()
@@ -635,10 +655,13 @@ class SentenceRender:
             ):
                 continue  # "hear you play", "let you know" (not a root "see": "I don't see why")
             self._agree(subj.head, subj.i)
-            if any(c.dep_ in ("aux", "auxpass") for c in subj.head.children):
-                continue  # "I will start and create": the shared auxiliary carries agreement
+            shared_aux = any(c.dep_ in ("aux", "auxpass") for c in subj.head.children)
             for conj in subj.head.conjuncts:
-                if conj.i > subj.head.i and not any(c.dep_ in SUBJ_DEPS for c in conj.children):
+                if conj.i < subj.head.i or any(c.dep_ in SUBJ_DEPS for c in conj.children):
+                    continue
+                # "I will start and create": the shared auxiliary carries agreement; "I don't smoke
+                # and don't drink": the second verb's own auxiliary agrees too
+                if not shared_aux or any(c.dep_ in ("aux", "auxpass") for c in conj.children):
                     self._agree(conj, subj.i)
 
     def _complement_that(self) -> None:
@@ -719,6 +742,8 @@ class SentenceRender:
             top = [self.sent.doc[i] for i in toks if self.sent.doc[i].head.i not in toks]
             if top and top[0].dep_ in ("nsubj", "nsubjpass", "dobj", "attr", "appos"):
                 bare = True  # "Yesterday was crazy" -> "7 May 2023 was crazy"
+            if top and top[0].dep_ == "poss":
+                bare = True  # "Tomorrow's party" -> "8 May 2023's party", "Tomorrow's gonna be" -> "... is going"
             if bare:  # "in the last month" -> "in June 2023"
                 for i in dets:
                     self.repl[i] = ""

@@ -506,3 +506,57 @@ def test_pronoun_progressive_resolves_forward() -> None:
     assert match.window.lo.date() == date(2024, 10, 1)
     (past,) = find_temporal_phrases("Tom's wedding in October was lovely.", march)
     assert past.window.lo.date() == date(2023, 10, 1)
+
+
+@pytest.mark.parametrize(
+    ("text", "wanted", "unwanted"),
+    [
+        # a leading "as for me" before the speaker's own subject is dropped, not doubled
+        ("As for me, I've been learning the cello.", "Caroline has been learning the cello", "As for"),
+        # a tag question is no part of the statement
+        ("I should really call my aunt more often, shouldn't I.", "call Caroline's aunt more often", "not I"),
+        # a verb coordinated with "I don't ..." keeps its own agreeing auxiliary
+        ("I don't eat meat and don't drink coffee.", "Caroline does not drink coffee", "do not"),
+        # "tomorrow's gonna" is "is going to", the date stands bare
+        ("Tomorrow's gonna be a long day at the office.", "is going to be a long day", "'s gon"),
+        # a preposition's adverb object is kept
+        ("I'll stay with my parents for now.", "stay with Caroline's parents for now", None),
+        # "the Cliffs of Dover" is one name: a later "it" is not "Dover"
+        (
+            "We visited the Cliffs of Dover. It has stunning views of the sea.",
+            "the Cliffs of Dover has stunning views",
+            "says Dover has",
+        ),
+    ],
+)
+def test_statement_shapes(nlp: Any, text: str, wanted: str, unwanted: str | None) -> None:
+    """Issue 19 (store audit): shapes that rendered wrong on conversations, on new sentences."""
+    contents = _turns(nlp, [("Caroline", "Melanie", text)])[0]
+    assert any(wanted in c for c in contents), contents
+    assert unwanted is None or not any(unwanted in c for c in contents), contents
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Lemme know if you want the recipe.",  # an imperative
+        "Let's grab dinner on Friday, it'll be great!",  # a suggestion inside the sentence
+        "It's hard moving house, but don't let it stress you out.",  # no "it do not let"
+        "It's a pottery studio I go to often.",  # "Caroline goes to often": a stranded preposition
+    ],
+)
+def test_no_statement_shapes(nlp: Any, text: str) -> None:
+    """Issue 19 (store audit): sentences that made broken statements now make none."""
+    contents = _turns(nlp, [("Caroline", "Melanie", text)])[0]
+    assert not any("do not let" in c or "goes to often" in c or "let us" in c.lower() for c in contents), (
+        contents
+    )
+    assert not any(c.startswith(("Lemme", "Let")) for c in contents), contents
+
+
+def test_gonna_parallel_verbs_share_going_to(nlp: Any) -> None:
+    """Issue 19: "I'm gonna work with X, get funding" -> "is going to get funding", not "Caroline get"."""
+    text = "I'm gonna work with local schools and parents, get funding and gather books for the library."
+    contents = _turns(nlp, [("Caroline", "Melanie", text)])[0]
+    assert any(c.startswith("Caroline is going to get funding") for c in contents), contents
+    assert not any(c.startswith("Caroline get") or "is gather" in c for c in contents), contents
