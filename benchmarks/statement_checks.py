@@ -146,7 +146,7 @@ _OBJECT_VERBS = _set(
     "see sees saw seeing hear hears heard hearing have has had having give gives gave giving giving "
     "know knows knew remember remembers remembered transport transports transported bring brings brought "
     "get gets got getting keep keeps kept keeping leave leaves left send sends sent show shows showed "
-    "tell tells told teach teaches taught"
+    "tell tells told teach teaches taught witness witnesses witnessed witnessing notice notices noticed noticing"
 )
 #: Capitalised function words that open a statement ("With support at home, John ..."): not names.
 #: Words that modify a following noun ("John's first dance", "Maria's new job"), never a subject.

@@ -345,13 +345,26 @@ class SentenceRender:
         return any(t.is_punct and TERMINAL.fullmatch(t.text) for t in self.sent[:-1])
 
     def _rejected_sentence(self) -> bool:
-        if len(self._content_tokens()) < _MIN_SENTENCE_TOKENS:
+        if len(self._content_tokens()) < _MIN_SENTENCE_TOKENS and not self._age_statement():
             return self._reject("short", None)
         if not self._has_internal_stop() and self.is_question():  # else judged per stretch
             return self._reject("question", None)
         if self.filler.is_sentence(self.sent.text):
             return self._reject("filler", None)
         return False
+
+    def _age_statement(self) -> bool:
+        """ "She is six.", "He's eight.", "Noor is two": a short sentence that is a person's age."""
+        toks = self._content_tokens()
+        root = self.sent.root
+        if len(toks) != 3 or root.lemma_.lower() != "be":
+            return False
+        subject = next((c for c in root.children if c.dep_ == "nsubj"), None)
+        number = next((c for c in root.children if c.dep_ in ("attr", "acomp")), None)
+        if subject is None or number is None or not (number.like_num or number.tag_ == "CD"):
+            return False
+        person = subject.i in self.resolved and self.resolved[subject.i].kind == "person"
+        return person or (subject.pos_ == "PROPN" and subject.ent_type_ == "PERSON")
 
     def _reject(self, reason: str, clause: Clause | None) -> bool:
         """Record why a sentence or clause yields nothing (see ``rejections``); always True."""
@@ -512,6 +525,13 @@ class SentenceRender:
                 return True  # "it's great to be back", "it seems (that) ..."
             if c.dep_ == "advcl" and any(m.lower_ in _EXPLETIVE_MARKS for m in c.children if m.i < c.i):
                 return True  # "it's great when you reach a goal", "it sounds like you're busy"
+            if (
+                c.dep_ == "advcl"
+                and c.tag_ == "VBG"
+                and not any(m.dep_ == "mark" for m in c.children)
+                and any(k.dep_ == "acomp" and k.i < c.i for k in kids)
+            ):
+                return True  # "it's been amazing witnessing us come together": the gerund is the subject
         return False
 
     def _resolve(self, tok: Token, kind: AntecedentKind, gender: Gender) -> Antecedent | None:
@@ -577,6 +597,10 @@ class SentenceRender:
                 name, plural, is_person = f"{name} {of_name}", False, False
             if self._is_participant(name):
                 return  # the speaker and addressee are first/second person, never "he" or "it"
+            named = self._named_by(tok)
+            if named is not None:  # "Her name is Mochi": Mochi *is* her, not a second candidate
+                self._alias(tok, name, named)
+                return
             kind: AntecedentKind = "plural" if plural else ("person" if is_person else "thing")
             ent = normalize_name(name)
             det = next((c for c in tok.lefts if c.dep_ == "det" and c.lower_ == "the"), None)
@@ -595,6 +619,25 @@ class SentenceRender:
             self.candidates.append((tok.i, antecedent))
             if animal and kind == "thing":  # a pet is "it" and "she" alike, never a person in object slots
                 self.candidates.append((tok.i, replace(antecedent, kind="person", human=False)))
+
+    def _named_by(self, tok: Token) -> Antecedent | None:
+        """The antecedent whose name ``tok`` is, in "<her / the cat's> name is <tok>", else None."""
+        head = tok.head
+        if tok.dep_ != "attr" or head.lemma_.lower() != "be":
+            return None
+        subject = next((c for c in head.children if c.dep_ == "nsubj" and c.lemma_.lower() == "name"), None)
+        owner = next((c for c in subject.children if c.dep_ == "poss"), None) if subject is not None else None
+        return self.resolved.get(owner.i) if owner is not None else None
+
+    def _alias(self, tok: Token, name: str, named: Antecedent) -> None:
+        """Register ``name`` in place of the antecedent it names: same kind, gender and humanity,
+        and the named one leaves this sentence's candidates (so a "she" after it is not torn
+        between two mentions of one animal)."""
+        self.candidates = [(i, a) for i, a in self.candidates if a.text.lower() != named.text.lower()]
+        alias = replace(named, text=name, entity=normalize_name(name), rank=_ROLE_RANK.get("attr", 0))
+        self.candidates.append((tok.i, alias))
+        if alias.kind == "person" and not alias.human:  # a pet: "it" as well as "she"
+            self.candidates.append((tok.i, replace(alias, kind="thing")))
 
     @staticmethod
     def _of_name(tok: Token) -> str:

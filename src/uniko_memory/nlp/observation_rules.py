@@ -100,6 +100,17 @@ _TEASER_OBJECTS = frozenset({"news", "update", "question", "something", "stuff",
 _HYPOTHETICAL_MODALS = frozenset({"would", "could", "might", "'d", "’d"})
 
 
+def _have_noun_root(tok: Token) -> bool:
+    """A noun the parser made the root of "I have <noun phrase>", with "have" as its auxiliary
+    ("I have type 2 diabetes": root "type"): the clause is a "have" statement."""
+    return (
+        tok.dep_ == "ROOT"
+        and tok.pos_ == "NOUN"
+        and any(c.dep_ == "aux" and c.lemma_.lower() == "have" and c.i < tok.i for c in tok.children)
+        and any(c.dep_ in ("nsubj", "nsubjpass") for c in tok.children)
+    )
+
+
 def _has_to(verb: Token) -> bool:
     return any(c.dep_ == "aux" and c.tag_ == "TO" for c in verb.children)
 
@@ -154,7 +165,7 @@ class SentenceRules(SentenceRender):
                         if grandchild.dep_ == "conj" and side_clause(grandchild, child):
                             visit(grandchild, True)
 
-        visit(root, root.pos_ in ("VERB", "AUX"))
+        visit(root, root.pos_ in ("VERB", "AUX") or _have_noun_root(root))
         return sorted(heads, key=lambda t: t.i)
 
     def _clause(self, head: Token) -> Clause | None:
@@ -259,16 +270,14 @@ class SentenceRules(SentenceRender):
         second-person subject ("As for me, I've been volunteering" -> "Maria has been
         volunteering", not "As for Maria, Maria has") and a tag question ("..., shouldn't I")."""
         cut: set[int] = set()
-        people = self.first | self.second
         start = min((t.i for t in subject), default=head.i)
-        if any(t.i in people for t in subject):
-            for c in head.children:
-                if c.dep_ == "prep" and c.i < start:
-                    sub = list(c.subtree)
-                    if all(t.pos_ in ("ADP", "PUNCT") or t.i in people for t in sub) and any(
-                        t.i in people for t in sub
-                    ):
-                        cut.update(t.i for t in sub)
+        for group in (self.first, self.second):  # the lead names the subject's own person
+            if not any(t.i in group for t in subject):
+                continue
+            lead = [t for t in self.sent if t.i < start and t.i not in group]
+            pronouns = [t for t in self.sent if t.i < start and t.i in group]
+            if pronouns and all(t.pos_ in ("ADP", "PUNCT") or t.lower_ == "same" for t in lead):
+                cut.update(t.i for t in self.sent if t.i < start)  # "Same with us - we have ..."
         for tok in head.subtree:
             if tok.i <= head.i or tok.i in cut:
                 continue
@@ -379,6 +388,8 @@ class SentenceRules(SentenceRender):
             parts.append(_MODALS[modal.lower_])
         if any(c.dep_ == "neg" for c in frame):
             parts.append("not")
+        if _have_noun_root(verb):  # "I have type 2 diabetes" parsed with "type" as the root
+            return snake([*parts, "have"]), verb, True
         temporal_ids = {i for toks, _ in self.temporal for i in toks}
         allowed = {t.i for t in clause.tokens}
         chained = False
@@ -484,6 +495,9 @@ class SentenceRules(SentenceRender):
 
     def _object_text(self, obj: Token, allowed: set[int]) -> str | None:
         toks = [t for t in obj.subtree if t.i in allowed]
+        if _have_noun_root(obj):  # the object starts after "have": "type 2 diabetes"
+            have = max(c.i for c in obj.children if c.dep_ == "aux" and c.lemma_.lower() == "have")
+            toks = [t for t in toks if t.i > have]
         if len(toks) <= 2 and obj.lemma_.lower() in _DEGREE_NOUNS:  # "a lot", "a bit": adverbial
             return None
         if len(toks) > _MAX_OBJECT_TOKENS:

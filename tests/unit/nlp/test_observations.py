@@ -560,3 +560,41 @@ def test_gonna_parallel_verbs_share_going_to(nlp: Any) -> None:
     contents = _turns(nlp, [("Caroline", "Melanie", text)])[0]
     assert any(c.startswith("Caroline is going to get funding") for c in contents), contents
     assert not any(c.startswith("Caroline get") or "is gather" in c for c in contents), contents
+
+
+def test_have_parsed_as_auxiliary_still_states(nlp: Any) -> None:
+    """Issue 19 (recall): "I have stage 2 hypertension" (the parser makes "stage" the root and
+    "have" its auxiliary) is a "have" statement."""
+    (draft,) = extract_observations(
+        nlp("I have stage 2 hypertension."), speaker="Caroline", addressee="Melanie", timestamp=TS
+    )
+    assert (draft.content, draft.predicate, draft.object) == (
+        "Caroline has stage 2 hypertension",
+        "have",
+        "stage 2 hypertension",
+    )
+
+
+def test_short_age_statement(nlp: Any) -> None:
+    """Issue 19 (recall): "He is five." after "my nephew Theo" is Theo's age; a short "It is five."
+    stays no statement."""
+    out = _turns(nlp, [("Caroline", "Melanie", "My nephew Theo started school. He is five."),
+                       ("Caroline", "Melanie", "It is five.")])  # fmt: skip
+    assert "Theo is five" in out[0], out
+    assert out[1] == []
+
+
+def test_a_name_is_the_named_one(nlp: Any) -> None:
+    """Issue 19 (recall): "His name is Pip and he sleeps ..." - Pip is the puppy, so "he" is not
+    torn between "Pip" and "the puppy"."""
+    out = _turns(nlp, [("Caroline", "Melanie", "I rescued a black puppy."),
+                       ("Melanie", "Caroline", "What's his name?"),
+                       ("Caroline", "Melanie", "His name is Pip and he sleeps in my bed.")])  # fmt: skip
+    assert out[2] == ["Caroline's black puppy's name is Pip", "Pip sleeps in Caroline's bed"], out
+
+
+def test_gerund_after_adjective_makes_a_dummy_it(nlp: Any) -> None:
+    """Issue 19: "It's been wonderful watching the kids grow up" is not about the car just bought."""
+    out = _turns(nlp, [("Caroline", "Melanie", "We bought a new car in May."),
+                       ("Caroline", "Melanie", "It's been wonderful watching the kids grow up.")])  # fmt: skip
+    assert not any("car" in c for c in out[1]), out
