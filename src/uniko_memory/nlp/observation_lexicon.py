@@ -270,6 +270,7 @@ _FILLER = re.compile(
     r"|(?:i\s+)?hope\s+(?:you'?re|you\s+are|you'?ve\s+been|all\s+is|everything'?s|everything\s+is)\s+"
     r"(?:doing\s+)?(?:well|good|ok|okay|fine|great)\b"
     r"|(?:i'?m|i\s+am)\s+(?:so\s+|really\s+|very\s+|truly\s+)*sorry\W*$"
+    r"|(?:i'?m|i\s+am)\s+(?:so\s+|really\s+|very\s+|truly\s+)*(?:proud\s+of|happy\s+for)\s+you\W*$"
     r"|(?:i\s+)?(?:can'?t|cannot|can\s+not)\s+(?:imagine|believe\s+it|believe)\W*$)",
     re.IGNORECASE,
 )

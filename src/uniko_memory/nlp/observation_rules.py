@@ -714,6 +714,13 @@ class SentenceRules(SentenceRender):
     def _group_statement(self, clause: Clause) -> bool:
         """ "We all have unique paths", "we support each other": about a group, not the speaker."""
         ids = {t.i for t in clause.tokens}
+        for tok in clause.tokens:  # "I'll miss you both", "see you all": the addressee is a group
+            if tok.i not in self.second or tok.i + 1 >= self.sent.end:
+                continue
+            word = tok.nbor(1).lower_
+            after = tok.nbor(2) if tok.i + 2 < self.sent.end else None
+            if word == "both" or (word == "all" and (after is None or after.pos_ not in ("ADP", "DET"))):
+                return True  # (not "I told you all about it": "all" = everything)
         if not ids & self.plural_first:
             return False
         for tok in clause.tokens:

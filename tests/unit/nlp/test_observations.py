@@ -598,3 +598,18 @@ def test_gerund_after_adjective_makes_a_dummy_it(nlp: Any) -> None:
     out = _turns(nlp, [("Caroline", "Melanie", "We bought a new car in May."),
                        ("Caroline", "Melanie", "It's been wonderful watching the kids grow up.")])  # fmt: skip
     assert not any("car" in c for c in out[1]), out
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("I'll miss you both so much.", False),  # the addressee as a group: no statement
+        ("I'm really proud of you!", False),  # a compliment to the addressee
+        ("I'm proud of you for finishing the course.", True),  # says what for: kept
+        ("I told you all about my cousin's farm.", True),  # "all" = everything, not "you all"
+    ],
+)
+def test_addressee_group_and_compliments(nlp: Any, text: str, kept: bool) -> None:
+    """Issue 19: "you both" / "you all" is not the addressee alone; "I'm proud of you" is praise."""
+    contents = _turns(nlp, [("Nina", "Jonas", text)])[0]
+    assert bool(contents) == kept, contents
