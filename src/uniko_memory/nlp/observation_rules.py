@@ -757,8 +757,6 @@ class SentenceRules(SentenceRender):
             ref = self.resolved.get(tok.i)
             if ref is not None and ref.kind == "person":
                 return True
-            if ref is not None and ref.text.startswith(self._person_form(self.speaker, "poss") + " "):
-                return True  # "it" = "Caroline's puppy": the speaker's own, as "my puppy" is
             if tok.dep_ in SUBJ_DEPS and (tok.ent_type_ == "PERSON" or tok.lemma_.lower() in PERSON_NOUNS):
                 return True
         return False

@@ -93,7 +93,7 @@ CASES = [
          none=True),
     Case("third_person_unresolvable_dropped", "She gave me a book yesterday.", none=True),
     Case("it_from_previous_sentence", "It is so playful.", context=("I adopted a puppy last week.",),
-         content="Caroline's puppy is so playful", subject="Caroline's puppy"),
+         content="Caroline says Caroline's puppy is so playful", subject="Caroline's puppy"),
     Case("it_within_sentence_other_clause", "I joined a book club and it was so much fun.", index=1,
          content="Caroline says the book club was so much fun"),
     Case("question_still_updates_state", "She is a pilot.", context=("Do you know my cousin Anna?",),
