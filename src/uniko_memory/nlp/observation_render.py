@@ -254,7 +254,7 @@ def _named_subject(tok: Token) -> bool:
         tok.text[:1].isupper()
         and tok.ent_type_ in _NAME_ENTS
         and tok.ent_iob_ == "B"
-        and tok.dep_ in ("nsubj", "nsubjpass", "poss")
+        and tok.dep_ in ("nsubj", "nsubjpass")
         and not any(c.dep_ in ("det", "poss") for c in tok.children)
     )
 
@@ -408,8 +408,8 @@ class SentenceRender:
                 nxt = tok.nbor(1).lower_ if tok.i + 1 < self.sent.end else ""
                 if low in ("'s", "’s") and self._perfect_s(tok, nxt):
                     expanded = "has"  # "it's been" = it has been, "art's allowed me" = art has allowed me
-                if low in ("'s", "’s") and nxt in ("gon", "gonna", "going"):
-                    expanded = "is"  # "tomorrow's gonna be" (tagged a possessive)
+                if low in ("'s", "’s") and (nxt in ("gon", "gonna", "going") or self._copula_s(tok, nxt)):
+                    expanded = "is"  # "tomorrow's gonna be", "pottery's a great way" (tagged a possessive)
                 if low == "gon" and nxt in ("na", "to"):
                     expanded = "going"  # "gonna" the tagger read as a noun
                 if low == "ai" and nxt in ("n't", "n’t"):  # "ain't"
@@ -719,6 +719,12 @@ class SentenceRender:
             word = self.repl.get(tok.i, tok.text)
             if word and word == self.repl.get(prev.i, prev.text):
                 self.repl[tok.i] = f"that {word}"
+
+    @staticmethod
+    def _copula_s(tok: Token, nxt: str) -> bool:
+        """A "'s" tagged as a possessive that is "is": no noun follows it but an article or a
+        degree word does ("Pottery's a great way to relax", "Lily's so happy")."""
+        return tok.tag_ == "POS" and nxt in ("a", "an", "so", "really", "very", "such", "not", "just", "too")
 
     @staticmethod
     def _perfect_s(tok: Token, nxt: str) -> bool:

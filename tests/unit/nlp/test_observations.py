@@ -519,6 +519,12 @@ def test_pronoun_progressive_resolves_forward() -> None:
         ("I don't eat meat and don't drink coffee.", "Caroline does not drink coffee", "do not"),
         # "tomorrow's gonna" is "is going to", the date stands bare
         ("Tomorrow's gonna be a long day at the office.", "is going to be a long day", "'s gon"),
+        # a "'s" the tagger read as a possessive before an article is "is"; the common noun stays lower case
+        (
+            "Pottery's a lovely hobby, so it must be sad to stop.",
+            "Caroline says pottery is a lovely hobby",
+            "'s a",
+        ),
         # a preposition's adverb object is kept
         ("I'll stay with my parents for now.", "stay with Caroline's parents for now", None),
         # "the Cliffs of Dover" is one name: a later "it" is not "Dover"
