@@ -137,6 +137,24 @@ _PAST_FORMS = _set(
     "sent spent built lost paid sold heard held stood wrote grew flew drove ate broke chose knew rode "
     "taught caught said sang swam wore slept meant did forgot"
 )
+#: Past forms that are also count nouns: "Maria's thoughts" is a plural, not "thought" + "-s".
+_PAST_FORM_NOUNS = _set("thought")
+#: Verbs after which a name is the object, so a bare verb after that name is the object's complement
+#: ("helps Nate be", "seeing LeBron play", "making Tim think") or a second object ("gives Maria hope").
+_OBJECT_VERBS = _set(
+    "let lets letting make makes made making help helps helped helping watch watches watched watching "
+    "see sees saw seeing hear hears heard hearing have has had having give gives gave giving giving "
+    "know knows knew remember remembers remembered transport transports transported bring brings brought "
+    "get gets got getting keep keeps kept keeping leave leaves left send sends sent show shows showed "
+    "tell tells told teach teaches taught witness witnesses witnessed witnessing notice notices noticed noticing"
+)
+#: Capitalised function words that open a statement ("With support at home, John ..."): not names.
+#: Words that modify a following noun ("John's first dance", "Maria's new job"), never a subject.
+_NOUN_MODIFIERS = _set("first second third last next new old own big little favourite favorite best")
+_OPENERS = _set(
+    "with for as when if after before since while even though although because on in at by from "
+    "during until once whenever"
+)
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’\-]*")
 
 
@@ -147,6 +165,8 @@ def _words(text: str) -> list[str]:
 def _is_name(word: str) -> bool:
     bare = _strip_possessive(word)
     if not bare or not bare[0].isupper() or bare.lower() in _DETERMINERS or bare == "I":
+        return False
+    if bare.lower() in _OPENERS:
         return False
     return not (len(bare) > 5 and bare.endswith("ing"))  # "Taking care of ..." is a gerund
 
@@ -177,11 +197,13 @@ def _lemma_issues(words: Sequence[str]) -> list[Issue]:
             j = _skip_adverbs_back(words, i - 1)
             if j >= 0 and words[j].lower() in ("and", "or"):
                 continue  # a coordinated bare infinitive: "helps Melanie relax and be creative"
+            if j >= 1 and _is_name(words[j]) and words[j - 1].lower() in _OBJECT_VERBS:
+                continue  # "helps Nate be more creative": the object's bare infinitive
             if j < 0 or words[j].lower() not in _MODALS:
                 found.append(Issue("bare_be", " ".join(words[max(0, j) : i + 1])))
             continue
-        if low not in _BASE_VERBS:
-            continue
+        if low not in _BASE_VERBS or (word.isupper() and len(word) > 1):
+            continue  # an acronym ("CS:GO") is no verb
         j = _skip_adverbs_back(words, i - 1)
         if j < 0:
             continue
@@ -191,6 +213,8 @@ def _lemma_issues(words: Sequence[str]) -> list[Issue]:
         nxt = words[i + 1].lower() if i + 1 < len(words) else ""
         if _FINITE_HINT.match(nxt) and nxt not in ("has", "was") and not nxt.endswith("ss"):
             continue  # "Priya's job offer came": a noun compound, not a verb
+        if words[j].lower() in _NOUN_MODIFIERS and j >= 1 and _is_possessive(words[j - 1]):
+            continue  # "John's first dance was", "John's first call out": a noun after an adjective
         subject_kind = _subject_kind(words, j)
         if subject_kind is None:
             continue
@@ -211,8 +235,8 @@ def _subject_kind(words: Sequence[str], j: int) -> str | None:
         while k >= 1 and _is_name(words[k - 1]) and not _is_possessive(words[k - 1]):
             k -= 1  # multi-word name: "Wallaby Lane"
         head_before = words[k - 1].lower() if k >= 1 else ""
-        if head_before in ("and", "or", "&") or head_before in _CAUSATIVES:
-            return None
+        if head_before in ("and", "or", "&") or head_before in _CAUSATIVES or head_before in _OBJECT_VERBS:
+            return None  # "seeing LeBron play", "gives Maria hope": the name is an object
         if head_before in _DETERMINERS or head_before in _PREPOSITIONS:
             return None  # a modifier, not a subject: "a LGBTQ support group", "at Northwind work"
         if k >= 1 and _is_possessive(words[k - 1]):
@@ -270,7 +294,7 @@ def issues(text: str) -> list[Issue]:
             if nxt in _DETERMINERS or nxt in ("is", "was", "are", "were", "has", "had", "be"):
                 found.append(Issue("dangling_possessive", f"{word} {words[i + 1]}"))
     for w in words:
-        if w.endswith("s") and w[:-1].lower() in _PAST_FORMS:
+        if w.endswith("s") and w[:-1].lower() in _PAST_FORMS and w[:-1].lower() not in _PAST_FORM_NOUNS:
             found.append(Issue("bad_inflection", w))
     m = _CAPTION.search(stripped)
     if m:
@@ -291,9 +315,15 @@ def case_issues(statement: str, source: str, names: Iterable[str] = ()) -> list[
     names = {n for n in names if n[:1].isupper() and n.isalpha() and n != "I"}
     for sentence in re.split(r"(?<=[.!?])\s+", source.replace("’", "'")):
         words = _words(sentence)
-        for w in words[1:]:
+        for k, w in enumerate(words[1:], start=1):
             bare = _strip_possessive(w)
-            if bare[:1].isupper() and bare != "I" and bare.isalpha() and len(bare) > 1:
+            if (
+                bare[:1].isupper()
+                and bare != "I"
+                and bare.isalpha()
+                and len(bare) > 1
+                and not _in_title(words, k)
+            ):
                 names.add(bare)
     found: list[Issue] = []
     for w in _words(statement):
@@ -301,6 +331,22 @@ def case_issues(statement: str, source: str, names: Iterable[str] = ()) -> list[
         if bare.islower() and bare.capitalize() in names and bare not in _STOP:
             found.append(Issue("name_case", bare))
     return found
+
+
+def _in_title(words: Sequence[str], k: int) -> bool:
+    """Whether ``words[k]`` is one word of a multi-word capitalised title ("New York City", "The
+    Cliffs of Moher", "Finding Home"), whose words are also common words ("new cities", "cliffs")."""
+
+    def cap(j: int) -> bool:
+        return 0 <= j < len(words) and words[j][:1].isupper() and words[j] != "I"
+
+    def linked(j: int, step: int) -> bool:  # a capitalised neighbour, or one across "of" / "the"
+        nxt = j + step
+        if cap(nxt):
+            return True
+        return 0 <= nxt < len(words) and words[nxt].lower() in ("of", "the") and cap(nxt + step)
+
+    return linked(k, 1) or linked(k, -1)
 
 
 def grammar_failures(text: str) -> list[Issue]:

@@ -58,7 +58,9 @@ _FUTURE = re.compile(
     # a present progressive or a timetable verb with a date is an arrangement: "is getting married in
     # April", "the class starts in October", "we're moving to Hamburg in June"
     r"|(?:am|is|are)\s+(?:\w+\s+)?(?!been\b)\w+ing|starts?|begins?|opens?|kicks?\s+off|is\s+due)\b"
-    r"|['’](?:ll|m\s+(?:\w+\s+)?(?!been\b)\w+ing|re\s+(?:\w+\s+)?(?!been\b)\w+ing)\b",
+    r"|['’](?:ll|m\s+(?:\w+\s+)?(?!been\b)\w+ing|re\s+(?:\w+\s+)?(?!been\b)\w+ing)\b"
+    # "she's visiting us in November" (after a pronoun only: "Tom's wedding in June" is a possessive)
+    r"|\b(?:he|she|it|who|that)['’]s\s+(?:\w+\s+)?(?!been\b)\w+ing\b",
     re.IGNORECASE,
 )
 

@@ -13,6 +13,7 @@ from typing import Literal
 from uniko_memory.nlp.ner import normalize_entity_name
 
 __all__ = [
+    "ACQUISITION_VERBS",
     "COLLECTIVE_NOUNS",
     "DISCOURSE_LEADERS",
     "FEMALE_NOUNS",
@@ -29,6 +30,7 @@ __all__ = [
     "VAGUE_NOUNS",
     "Filler",
     "expand_contraction",
+    "is_condolence",
     "is_filler_sentence",
     "normalize_name",
     "strip_filler",
@@ -165,6 +167,9 @@ VAGUE_NOUNS = frozenset(
     }
 )  # fmt: skip
 
+# Verbs by which the subject comes to own their object: "I adopted a cat" makes it the speaker's cat.
+ACQUISITION_VERBS = frozenset({"adopt", "buy", "get", "own", "rescue", "inherit", "purchase", "receive"})
+
 # Words that open a chat sentence without adding content; stripped from the start of a clause.
 DISCOURSE_LEADERS = frozenset(
     {
@@ -265,6 +270,7 @@ _FILLER = re.compile(
     r"|(?:i\s+)?hope\s+(?:you'?re|you\s+are|you'?ve\s+been|all\s+is|everything'?s|everything\s+is)\s+"
     r"(?:doing\s+)?(?:well|good|ok|okay|fine|great)\b"
     r"|(?:i'?m|i\s+am)\s+(?:so\s+|really\s+|very\s+|truly\s+)*sorry\W*$"
+    r"|(?:i'?m|i\s+am)\s+(?:so\s+|really\s+|very\s+|truly\s+)*(?:proud\s+of|happy\s+for)\s+you\W*$"
     r"|(?:i\s+)?(?:can'?t|cannot|can\s+not)\s+(?:imagine|believe\s+it|believe)\W*$)",
     re.IGNORECASE,
 )
@@ -325,6 +331,21 @@ class Filler:
             if cut == text:
                 return text
             text = cut
+
+
+# Sympathy for a loss or a setback: what follows it in the same turn about the other speaker's
+# news ("She had a good long life", "He was lucky to have you") is consolation, not a fact.
+_CONDOLENCE = re.compile(
+    r"\b(?:i'?m|i\s+am)\s+(?:so\s+|really\s+|very\s+|truly\s+|deeply\s+)*sorry\b"
+    r"|\bsorry\s+(?:to\s+hear|for\s+your\s+loss|about\s+(?:your|the|that))\b|\bcondolences\b"
+    r"|\brest\s+in\s+peace\b",
+    re.IGNORECASE,
+)
+
+
+def is_condolence(text: str) -> bool:
+    """Whether the sentence offers sympathy ("I'm so sorry", "Sorry to hear that", "My condolences")."""
+    return _CONDOLENCE.search(text.replace("’", "'")) is not None
 
 
 def is_filler_sentence(text: str) -> bool:

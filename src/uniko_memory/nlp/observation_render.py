@@ -28,6 +28,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from uniko_memory.nlp.observation_lexicon import (
+    ACQUISITION_VERBS,
     ANIMAL_NOUNS,
     COLLECTIVE_NOUNS,
     DISCOURSE_LEADERS,
@@ -45,7 +46,14 @@ from uniko_memory.nlp.observation_lexicon import (
     normalize_name,
     third_singular,
 )
-from uniko_memory.nlp.observation_types import Antecedent, AntecedentKind, Gender, PronounState, unambiguous
+from uniko_memory.nlp.observation_types import (
+    Antecedent,
+    AntecedentKind,
+    Gender,
+    PronounState,
+    known,
+    unambiguous,
+)
 from uniko_memory.nlp.temporal import TemporalMatch, absolute_phrase, find_temporal_phrases, format_window
 
 if TYPE_CHECKING:
@@ -234,6 +242,33 @@ def _clause_of(tok: Token) -> int:
     return int(cur.i)
 
 
+#: Entity labels of names: a sentence-initial word the recogniser reads as one keeps its capital.
+_NAME_ENTS = frozenset({"PERSON", "ORG", "GPE", "LOC", "FAC", "NORP", "PRODUCT", "EVENT", "WORK_OF_ART"})
+
+
+def _named_subject(tok: Token) -> bool:
+    """A capitalised sentence-initial subject that the recogniser reads as a name although the
+    tagger called it a common noun ("Salt has a bald patch", Salt being a guinea pig): lower-casing
+    it would turn a name into a thing, capitalising a common noun only costs style."""
+    return (
+        tok.text[:1].isupper()
+        and tok.ent_type_ in _NAME_ENTS
+        and tok.ent_iob_ == "B"
+        and tok.dep_ in ("nsubj", "nsubjpass")
+        and not any(c.dep_ in ("det", "poss") for c in tok.children)
+    )
+
+
+def _identifying_one(noun: Token) -> bool:
+    """ "the one in Queen Square", "the one I told you about": "it is the one ..." picks out a
+    thing already talked about, so its "it" refers (unlike "it is a long day", "it was one of those")."""
+    return (
+        noun.lower_ == "one"
+        and any(c.dep_ == "det" and c.lower_ in ("the", "that", "this") for c in noun.children)
+        and any(c.dep_ in ("prep", "relcl", "acl") for c in noun.children)
+    )
+
+
 def snake(parts: Iterable[str]) -> str:
     """Join predicate parts as a snake_case key ("not", "go", "to" -> "not_go_to")."""
     return _SNAKE.sub("_", "_".join(p for p in parts if p).lower()).strip("_")
@@ -275,6 +310,10 @@ class SentenceRender:
     rejections: list[tuple[str, str]] | None = None
     #: The filler rules (built-in lexicon plus ``NlpConfig.filler_phrases``).
     filler: Filler = DEFAULT_FILLER
+    #: An earlier sentence of the turn offered sympathy ("I'm so sorry."); see ``turn_mentions``.
+    consoling: bool = False
+    #: Antecedent texts (lower case) mentioned in the earlier sentences of this turn.
+    turn_mentions: frozenset[str] = frozenset()
 
     # ------------------------------------------------------------------ sentence-level gates
     def _content_tokens(self) -> list[Token]:
@@ -306,13 +345,26 @@ class SentenceRender:
         return any(t.is_punct and TERMINAL.fullmatch(t.text) for t in self.sent[:-1])
 
     def _rejected_sentence(self) -> bool:
-        if len(self._content_tokens()) < _MIN_SENTENCE_TOKENS:
+        if len(self._content_tokens()) < _MIN_SENTENCE_TOKENS and not self._age_statement():
             return self._reject("short", None)
         if not self._has_internal_stop() and self.is_question():  # else judged per stretch
             return self._reject("question", None)
         if self.filler.is_sentence(self.sent.text):
             return self._reject("filler", None)
         return False
+
+    def _age_statement(self) -> bool:
+        """ "She is six.", "He's eight.", "Noor is two": a short sentence that is a person's age."""
+        toks = self._content_tokens()
+        root = self.sent.root
+        if len(toks) != 3 or root.lemma_.lower() != "be":
+            return False
+        subject = next((c for c in root.children if c.dep_ == "nsubj"), None)
+        number = next((c for c in root.children if c.dep_ in ("attr", "acomp")), None)
+        if subject is None or number is None or not (number.like_num or number.tag_ == "CD"):
+            return False
+        person = subject.i in self.resolved and self.resolved[subject.i].kind == "person"
+        return person or (subject.pos_ == "PROPN" and subject.ent_type_ == "PERSON")
 
     def _reject(self, reason: str, clause: Clause | None) -> bool:
         """Record why a sentence or clause yields nothing (see ``rejections``); always True."""
@@ -324,7 +376,12 @@ class SentenceRender:
     # ------------------------------------------------------------------ rendering map
     def _render_map(self) -> None:
         start = self.sent[0]
-        if start.pos_ != "PROPN" and start.text != "I" and not (start.text.isupper() and len(start.text) > 1):
+        if not (
+            start.pos_ == "PROPN"
+            or start.text == "I"
+            or (start.text.isupper() and len(start.text) > 1)
+            or _named_subject(start)
+        ):
             self.repl[start.i] = start.text.lower()
         for tok in self.sent:
             low = tok.lower_
@@ -351,6 +408,10 @@ class SentenceRender:
                 nxt = tok.nbor(1).lower_ if tok.i + 1 < self.sent.end else ""
                 if low in ("'s", "’s") and self._perfect_s(tok, nxt):
                     expanded = "has"  # "it's been" = it has been, "art's allowed me" = art has allowed me
+                if low in ("'s", "’s") and (nxt in ("gon", "gonna", "going") or self._copula_s(tok, nxt)):
+                    expanded = "is"  # "tomorrow's gonna be", "pottery's a great way" (tagged a possessive)
+                if low == "gon" and nxt in ("na", "to"):
+                    expanded = "going"  # "gonna" the tagger read as a noun
                 if low == "ai" and nxt in ("n't", "n’t"):  # "ain't"
                     after = tok.nbor(2).lower_ if tok.i + 2 < self.sent.end else ""
                     expanded = "has" if after == "been" or tok.head.tag_ == "VBN" else "is"
@@ -392,6 +453,12 @@ class SentenceRender:
         antecedent = self._resolve(tok, kind, gender)
         if antecedent is None:
             self.unresolved.add(tok.i)
+            if tok.dep_ in ("nsubj", "nsubjpass", "poss") or kind == "person":
+                # what this pronoun meant is unknown, and it is what its sentence is about: a later
+                # pronoun must not skip it for the next noun ("Is it near the station? -- Yes, it
+                # opens at nine" is not about the station)
+                blocker = Antecedent(text="", kind=kind, gender=gender, unknown=True)
+                self.candidates.append((tok.i, replace(blocker, rank=_ROLE_RANK.get(tok.dep_, 0))))
             return
         self.resolved[tok.i] = antecedent
         self.candidates.append((tok.i, replace(antecedent, rank=_ROLE_RANK.get(tok.dep_, 0))))
@@ -431,7 +498,15 @@ class SentenceRender:
         if head.lemma_.lower() in _WEATHER:
             return True
         kids = list(head.children)
-        if any(c.dep_ in ("attr", "npadvmod", "acomp") and c.lemma_.lower() in VAGUE_NOUNS for c in kids):
+        if any(
+            (
+                c.dep_ in ("attr", "acomp")
+                or (c.dep_ == "npadvmod" and head.lemma_.lower() in _EXPLETIVE_HEADS)
+            )
+            and c.lemma_.lower() in VAGUE_NOUNS
+            and not _identifying_one(c)
+            for c in kids
+        ):
             return True
         if head.lemma_.lower() not in _EXPLETIVE_HEADS:
             # "it sucks when ...", "it helps if ...": an evaluative verb with a when/if clause
@@ -450,6 +525,13 @@ class SentenceRender:
                 return True  # "it's great to be back", "it seems (that) ..."
             if c.dep_ == "advcl" and any(m.lower_ in _EXPLETIVE_MARKS for m in c.children if m.i < c.i):
                 return True  # "it's great when you reach a goal", "it sounds like you're busy"
+            if (
+                c.dep_ == "advcl"
+                and c.tag_ == "VBG"
+                and not any(m.dep_ == "mark" for m in c.children)
+                and any(k.dep_ == "acomp" and k.i < c.i for k in kids)
+            ):
+                return True  # "it's been amazing witnessing us come together": the gerund is the subject
         return False
 
     def _resolve(self, tok: Token, kind: AntecedentKind, gender: Gender) -> Antecedent | None:
@@ -473,7 +555,7 @@ class SentenceRender:
             if gender is not None and antecedent.gender is not None and antecedent.gender != gender:
                 continue
             if kind != "person":
-                return antecedent
+                return known(antecedent)
             people.append(antecedent)
         if people:  # "Tom called Jim and he ...": two people, no way to tell: abstain
             return unambiguous(people, gender)
@@ -481,8 +563,9 @@ class SentenceRender:
 
     def _noun_candidate(self, tok: Token) -> None:
         """Register a noun head as an antecedent for later pronouns in this sentence and session."""
-        if tok.pos_ not in ("NOUN", "PROPN") or tok.dep_ not in _ARG_DEPS:
-            return
+        possessor = tok.dep_ == "poss" and tok.pos_ == "PROPN" and tok.ent_type_ == "PERSON"
+        if tok.pos_ not in ("NOUN", "PROPN") or (tok.dep_ not in _ARG_DEPS and not possessor):
+            return  # a named possessor counts: "Aragorn's attitude inspired me. He never gives up"
         if tok.ent_type_ in NON_NAME_ENTS or tok.lemma_.lower() in VAGUE_NOUNS:
             return
         if tok.pos_ != "PROPN" and any(c.dep_ == "appos" and c.pos_ == "PROPN" for c in tok.children):
@@ -506,9 +589,18 @@ class SentenceRender:
         animal = lemma in ANIMAL_NOUNS or role_lemma in ANIMAL_NOUNS
         name_toks = [t for t in tok.lefts if t.dep_ == "compound" and t.pos_ == "PROPN"] + [tok]
         if tok.pos_ == "PROPN":
+            if tok.dep_ == "pobj" and tok.head.lower_ == "of" and tok.head.head.pos_ == "PROPN":
+                return  # "Moher" of "the Cliffs of Moher" is part of a name, not a thing of its own
             name = " ".join(t.text for t in name_toks)
+            of_name = self._of_name(tok)
+            if of_name:  # "the Cliffs of Moher", "the Bank of England": one named thing
+                name, plural, is_person = f"{name} {of_name}", False, False
             if self._is_participant(name):
                 return  # the speaker and addressee are first/second person, never "he" or "it"
+            named = self._named_by(tok)
+            if named is not None:  # "Her name is Mochi": Mochi *is* her, not a second candidate
+                self._alias(tok, name, named)
+                return
             kind: AntecedentKind = "plural" if plural else ("person" if is_person else "thing")
             ent = normalize_name(name)
             det = next((c for c in tok.lefts if c.dep_ == "det" and c.lower_ == "the"), None)
@@ -516,7 +608,7 @@ class SentenceRender:
         else:
             kind = "plural" if plural else ("person" if is_person else "thing")
             ent = None
-            text = self._noun_phrase_text(tok)
+            text = self._noun_phrase_text(tok, owner=self._acquirer(tok))
         human = is_person or lemma in COLLECTIVE_NOUNS
         if not human and tok.dep_ in ("conj", "appos") and tok.pos_ != "PROPN":
             return  # members of a list ("relief, excitement and worry") are poor antecedents for "it"
@@ -528,12 +620,43 @@ class SentenceRender:
             if animal and kind == "thing":  # a pet is "it" and "she" alike, never a person in object slots
                 self.candidates.append((tok.i, replace(antecedent, kind="person", human=False)))
 
+    def _named_by(self, tok: Token) -> Antecedent | None:
+        """The antecedent whose name ``tok`` is, in "<her / the cat's> name is <tok>", else None."""
+        head = tok.head
+        if tok.dep_ != "attr" or head.lemma_.lower() != "be":
+            return None
+        subject = next((c for c in head.children if c.dep_ == "nsubj" and c.lemma_.lower() == "name"), None)
+        owner = next((c for c in subject.children if c.dep_ == "poss"), None) if subject is not None else None
+        return self.resolved.get(owner.i) if owner is not None else None
+
+    def _alias(self, tok: Token, name: str, named: Antecedent) -> None:
+        """Register ``name`` in place of the antecedent it names: same kind, gender and humanity,
+        and the named one leaves this sentence's candidates (so a "she" after it is not torn
+        between two mentions of one animal)."""
+        self.candidates = [(i, a) for i, a in self.candidates if a.text.lower() != named.text.lower()]
+        alias = replace(named, text=name, entity=normalize_name(name), rank=_ROLE_RANK.get("attr", 0))
+        self.candidates.append((tok.i, alias))
+        if alias.kind == "person" and not alias.human:  # a pet: "it" as well as "she"
+            self.candidates.append((tok.i, replace(alias, kind="thing")))
+
+    @staticmethod
+    def _of_name(tok: Token) -> str:
+        """ "of Moher" when ``tok`` heads a name of the form "X of <Name>", else ""."""
+        prep = next((c for c in tok.children if c.dep_ == "prep" and c.lower_ == "of"), None)
+        pobj = next((c for c in prep.children if c.dep_ == "pobj"), None) if prep is not None else None
+        if pobj is None or pobj.pos_ != "PROPN":
+            return ""
+        words = [t.text for t in pobj.lefts if t.dep_ in ("compound", "det")] + [pobj.text]
+        return "of " + " ".join(words)
+
     def _is_participant(self, name: str) -> bool:
         low = name.lower()
         names = [self.speaker.lower()] + ([self.addressee.lower()] if self.addressee else [])
         return any(n == low or n.startswith(low) or low.startswith(n) for n in names)
 
-    def _noun_phrase_text(self, tok: Token) -> str:
+    def _noun_phrase_text(self, tok: Token, owner: str | None = None) -> str:
+        """The antecedent text of a common noun ("a grey cat" -> "the grey cat"); with ``owner``,
+        the indefinite article gives way to the owner ("Priya's grey cat")."""
         keep = {"det", "poss", "amod", "compound", "nummod", "nmod", "case"}
         toks: list[Token] = []
         for child in tok.lefts:
@@ -541,9 +664,24 @@ class SentenceRender:
                 toks.extend(child.subtree)
         toks.append(tok)
         words = self.render_words(toks)
+        if owner is not None and words and words[0].lower() in ("a", "an"):
+            return " ".join([self._person_form(owner, "poss"), *words[1:]])
         if words and words[0].lower() in ("a", "an", "some", "any", "another", "this", "that"):
             words[0] = "the"
         return " ".join(words)
+
+    def _acquirer(self, tok: Token) -> str | None:
+        """The speaker, when ``tok`` is what the speaker says they adopted / bought / got / own
+        ("I adopted a grey cat": a later "her name" is Priya's grey cat's, not "the grey cat's")."""
+        if tok.dep_ != "dobj" or tok.tag_ not in ("NN", "NNS"):
+            return None
+        verb = tok.head
+        if lemma_of(verb) not in ACQUISITION_VERBS or any(c.dep_ == "neg" for c in verb.children):
+            return None
+        subject = next((c for c in verb.children if c.dep_ == "nsubj"), None)
+        if subject is None and verb.dep_ == "conj":  # "I went out and bought a bike"
+            subject = next((c for c in verb.head.children if c.dep_ == "nsubj"), None)
+        return self.speaker if subject is not None and subject.i in self.first else None
 
     def _agreement(self) -> None:
         """Third-person singular agreement for verbs whose subject became a name."""
@@ -560,10 +698,13 @@ class SentenceRender:
             ):
                 continue  # "hear you play", "let you know" (not a root "see": "I don't see why")
             self._agree(subj.head, subj.i)
-            if any(c.dep_ in ("aux", "auxpass") for c in subj.head.children):
-                continue  # "I will start and create": the shared auxiliary carries agreement
+            shared_aux = any(c.dep_ in ("aux", "auxpass") for c in subj.head.children)
             for conj in subj.head.conjuncts:
-                if conj.i > subj.head.i and not any(c.dep_ in SUBJ_DEPS for c in conj.children):
+                if conj.i < subj.head.i or any(c.dep_ in SUBJ_DEPS for c in conj.children):
+                    continue
+                # "I will start and create": the shared auxiliary carries agreement; "I don't smoke
+                # and don't drink": the second verb's own auxiliary agrees too
+                if not shared_aux or any(c.dep_ in ("aux", "auxpass") for c in conj.children):
                     self._agree(conj, subj.i)
 
     def _complement_that(self) -> None:
@@ -578,6 +719,12 @@ class SentenceRender:
             word = self.repl.get(tok.i, tok.text)
             if word and word == self.repl.get(prev.i, prev.text):
                 self.repl[tok.i] = f"that {word}"
+
+    @staticmethod
+    def _copula_s(tok: Token, nxt: str) -> bool:
+        """A "'s" tagged as a possessive that is "is": no noun follows it but an article or a
+        degree word does ("Pottery's a great way to relax", "Lily's so happy")."""
+        return tok.tag_ == "POS" and nxt in ("a", "an", "so", "really", "very", "such", "not", "just", "too")
 
     @staticmethod
     def _perfect_s(tok: Token, nxt: str) -> bool:
@@ -644,6 +791,8 @@ class SentenceRender:
             top = [self.sent.doc[i] for i in toks if self.sent.doc[i].head.i not in toks]
             if top and top[0].dep_ in ("nsubj", "nsubjpass", "dobj", "attr", "appos"):
                 bare = True  # "Yesterday was crazy" -> "7 May 2023 was crazy"
+            if top and top[0].dep_ == "poss":
+                bare = True  # "Tomorrow's party" -> "8 May 2023's party", "Tomorrow's gonna be" -> "... is going"
             if bare:  # "in the last month" -> "in June 2023"
                 for i in dets:
                     self.repl[i] = ""

@@ -63,6 +63,26 @@ _ATTITUDE_VERBS = frozenset(
     {"love", "like", "hope", "think", "guess", "feel", "bet", "appreciate", "admire", "adore", "hate", "reckon",
      "wish", "need", "want"}
 )  # fmt: skip
+#: Adverbs that are a preposition's object ("for now", "until then", "from here"), not a sign of a
+#: stranded one ("the studio I go to often").
+_ADVERB_OBJECTS = frozenset(
+    {
+        "now",
+        "then",
+        "later",
+        "here",
+        "there",
+        "ever",
+        "today",
+        "tonight",
+        "tomorrow",
+        "yesterday",
+        "long",
+        "once",
+    }
+)
+_TAG_PRONOUNS = frozenset({"i", "you", "we", "he", "she", "it", "they", "there"})
+_WEATHER_VERBS = frozenset({"rain", "snow", "pour", "drizzle", "hail", "freeze", "thunder"})
 _DEGREE_NOUNS = frozenset({"lot", "lots", "bit", "ton", "tons", "bunch", "little"})
 _MAX_OBJECT_TOKENS = 20
 
@@ -78,6 +98,17 @@ _DANGLING_END = re.compile(
 # Objects that only announce content ("I have news", "I've got a question"): no statement in them.
 _TEASER_OBJECTS = frozenset({"news", "update", "question", "something", "stuff", "story"})
 _HYPOTHETICAL_MODALS = frozenset({"would", "could", "might", "'d", "’d"})
+
+
+def _have_noun_root(tok: Token) -> bool:
+    """A noun the parser made the root of "I have <noun phrase>", with "have" as its auxiliary
+    ("I have type 2 diabetes": root "type"): the clause is a "have" statement."""
+    return (
+        tok.dep_ == "ROOT"
+        and tok.pos_ == "NOUN"
+        and any(c.dep_ == "aux" and c.lemma_.lower() == "have" and c.i < tok.i for c in tok.children)
+        and any(c.dep_ in ("nsubj", "nsubjpass") for c in tok.children)
+    )
 
 
 def _has_to(verb: Token) -> bool:
@@ -134,7 +165,7 @@ class SentenceRules(SentenceRender):
                         if grandchild.dep_ == "conj" and side_clause(grandchild, child):
                             visit(grandchild, True)
 
-        visit(root, root.pos_ in ("VERB", "AUX"))
+        visit(root, root.pos_ in ("VERB", "AUX") or _have_noun_root(root))
         return sorted(heads, key=lambda t: t.i)
 
     def _clause(self, head: Token) -> Clause | None:
@@ -169,16 +200,15 @@ class SentenceRules(SentenceRender):
                 parent = parent.head
                 subj = [c for c in parent.children if c.dep_ in SUBJ_DEPS]
                 if subj:
+                    if subj[0].i in self.expletive and lemma_of(head) not in _WEATHER_VERBS:
+                        # "It's tough ..., but don't let it get you down", "it's important to show
+                        # care, celebrate ...": a dummy "it" is nobody's subject for another verb
+                        self._reject("expletive_conj", clause)
+                        return None
                     clause.subject = [t for s in subj for t in s.subtree]
                     clause.inherited = True
                     clause.expletive = subj[0].i in self.expletive
-                    # "I will start X and create Y": the second verb shares "will" (and "not")
-                    aux = [
-                        c for c in parent.children if c.dep_ in ("aux", "auxpass", "neg") and c.i < parent.i
-                    ]
-                    own_aux = any(c.dep_ in ("aux", "auxpass") for c in head.children)
-                    extra = aux if aux and not own_aux and head.tag_ in ("VB", "VBN", "VBG") else []
-                    clause.tokens = clause.subject + extra + tokens
+                    clause.tokens = clause.subject + self._shared_aux(head, parent) + tokens
             elided_aux = None if clause.subject else self._elided_subject(head)
             if not clause.subject and elided_aux is None:
                 self._reject("no_subject", clause)
@@ -198,7 +228,9 @@ class SentenceRules(SentenceRender):
         if self.is_question(lo, hi):
             self._reject("question", clause)  # "... great! Where is it?" left unsplit by the parser
             return None
-        clause.tokens = self._strip_edges([t for t in clause.tokens if lo <= t.i < hi])
+        kept = [t for t in clause.tokens if lo <= t.i < hi]
+        cut = self._asides(head, clause.subject)
+        clause.tokens = self._strip_edges([t for t in kept if t.i not in cut])
         if not clause.tokens or self.filler.is_sentence(self.sent.doc[lo:hi].text):
             self._reject("filler", clause)
             return None
@@ -207,6 +239,58 @@ class SentenceRules(SentenceRender):
                 (c for c in head.children if c.dep_ in ("nsubj", "attr") and c.i > head.i), None
             )
         return clause
+
+    @staticmethod
+    def _shared_aux(head: Token, parent: Token) -> list[Token]:
+        """The auxiliaries a coordinated verb shares with the verb whose subject it takes:
+        "I will start X and create Y" -> "will"; "we'd get comfy and be absorbed" -> "would" (its
+        own bare "be" needs the modal); "I'm gonna chat with X, get support" -> "am going to"
+        (a base form parallel to the infinitive)."""
+        aux = [c for c in parent.children if c.dep_ in ("aux", "auxpass", "neg") and c.i < parent.i]
+        own = [c for c in head.children if c.dep_ in ("aux", "auxpass")]
+        infinitive = next(
+            (
+                c
+                for c in parent.children
+                if c.dep_ == "xcomp"
+                and c.i < head.i
+                and any(g.dep_ == "aux" and g.tag_ == "TO" for g in c.children)
+            ),
+            None,
+        )
+        if not own and head.tag_ in ("VB", "VBP") and infinitive is not None and parent.tag_ == "VBG":
+            to = next(g for g in infinitive.children if g.dep_ == "aux" and g.tag_ == "TO")
+            return [*aux, parent, to]
+        if own and all(o.tag_ == "VB" for o in own):
+            return [c for c in aux if c.tag_ == "MD" or c.dep_ == "neg"]
+        return aux if aux and not own and head.tag_ in ("VB", "VBN", "VBG") else []
+
+    def _asides(self, head: Token, subject: list[Token]) -> set[int]:
+        """Token ids a statement leaves out: a leading "as for me" / "for me" before a first- or
+        second-person subject ("As for me, I've been volunteering" -> "Maria has been
+        volunteering", not "As for Maria, Maria has") and a tag question ("..., shouldn't I")."""
+        cut: set[int] = set()
+        start = min((t.i for t in subject), default=head.i)
+        for group in (self.first, self.second):  # the lead names the subject's own person
+            if not any(t.i in group for t in subject):
+                continue
+            lead = [t for t in self.sent if t.i < start and t.i not in group]
+            pronouns = [t for t in self.sent if t.i < start and t.i in group]
+            if pronouns and all(t.pos_ in ("ADP", "PUNCT") or t.lower_ == "same" for t in lead):
+                cut.update(t.i for t in self.sent if t.i < start)  # "Same with us - we have ..."
+        for tok in head.subtree:
+            if tok.i <= head.i or tok.i in cut:
+                continue
+            if tok.tag_ == "MD" or (tok.pos_ == "AUX" and tok.lemma_.lower() in ("be", "do", "have")):
+                nxt = [t for t in self.sent.doc[tok.i + 1 : min(tok.i + 3, self.sent.end)]]
+                if nxt and nxt[0].lower_ in ("n't", "n’t", "not"):
+                    nxt = nxt[1:]
+                after = nxt[0].text.lower().rstrip(".") if nxt else ""
+                is_tag = after in _TAG_PRONOUNS and tok.head.i != nxt[0].head.i if nxt else False
+                if is_tag and not any(c.dep_ in SUBJ_DEPS for c in tok.children):
+                    cut.update(range(tok.i, self.sent.end))  # "..., shouldn't I. That seems ..."
+                    break
+        return cut
 
     def _misparsed_attitude(self, subject: list[Token], head: Token) -> bool:
         if len(subject) != 1 or head.tag_ not in ("VBG", "VB"):
@@ -304,6 +388,8 @@ class SentenceRules(SentenceRender):
             parts.append(_MODALS[modal.lower_])
         if any(c.dep_ == "neg" for c in frame):
             parts.append("not")
+        if _have_noun_root(verb):  # "I have type 2 diabetes" parsed with "type" as the root
+            return snake([*parts, "have"]), verb, True
         temporal_ids = {i for toks, _ in self.temporal for i in toks}
         allowed = {t.i for t in clause.tokens}
         chained = False
@@ -409,6 +495,9 @@ class SentenceRules(SentenceRender):
 
     def _object_text(self, obj: Token, allowed: set[int]) -> str | None:
         toks = [t for t in obj.subtree if t.i in allowed]
+        if _have_noun_root(obj):  # the object starts after "have": "type 2 diabetes"
+            have = max(c.i for c in obj.children if c.dep_ == "aux" and c.lemma_.lower() == "have")
+            toks = [t for t in toks if t.i > have]
         if len(toks) <= 2 and obj.lemma_.lower() in _DEGREE_NOUNS:  # "a lot", "a bit": adverbial
             return None
         if len(toks) > _MAX_OBJECT_TOKENS:
@@ -452,13 +541,24 @@ class SentenceRules(SentenceRender):
         if self._group_statement(clause):
             self._reject("group", clause)
             return None
-        head = clause.head
-        after = head.doc[head.i + 1] if head.i + 1 < len(head.doc) else None
-        if lemma_of(head) == "let" and after is not None and after.lower_ in ("'s", "’s", "us"):
-            self._reject("suggestion", clause)  # "let's make it happen": a proposal, not a statement
+        if any(
+            lemma_of(t) == "let" and t.i + 1 < len(t.doc) and t.doc[t.i + 1].lower_ in ("'s", "’s", "us")
+            for t in clause.tokens
+        ):
+            # "let's make it happen", "Let's go to a dance class, it'll be fun": a proposal, not a statement
+            self._reject("suggestion", clause)
+            return None
+        if clause.tokens[0].lower_ in ("lemme", "gimme"):
+            self._reject("imperative", clause)  # "Lemme know when you got time"
+            return None
+        if self._stranded_preposition(clause):
+            self._reject("dangling", clause)  # "(a studio) I go to often": its object is outside
             return None
         if self._hypothetical(clause):
             self._reject("hypothetical", clause)  # "If I got the job I'd move": nothing happened
+            return None
+        if self._consolation(clause):
+            self._reject("consolation", clause)  # "I'm so sorry. She had a good long life."
             return None
         subj_head = next((t for t in clause.subject if t.dep_ in SUBJ_DEPS or t.dep_ == "expl"), None)
         if subj_head is not None and not clause.existential and not clause.expletive:
@@ -548,6 +648,20 @@ class SentenceRules(SentenceRender):
             confidence=confidence,
         )
 
+    @staticmethod
+    def _stranded_preposition(clause: Clause) -> bool:
+        """Whether the clause ends on a preposition with no object, adverbs aside ("I go to
+        often"): the object was a relative clause's head the statement does not hold."""
+        toks = [t for t in clause.tokens if not t.is_punct]
+        while toks and toks[-1].pos_ == "ADV" and toks[-1].lower_ not in _ADVERB_OBJECTS:
+            toks = toks[:-1]
+        if not toks or toks[-1].dep_ != "prep" or toks[-1].pos_ != "ADP":
+            return False
+        return not any(
+            c.dep_ in ("pobj", "pcomp") and (c.pos_ != "ADV" or c.lower_ in _ADVERB_OBJECTS)
+            for c in toks[-1].children
+        )
+
     def _hypothetical(self, clause: Clause) -> bool:
         """A conditional's consequence ("..., I would move") or its "if" clause itself."""
         head = clause.head
@@ -557,6 +671,20 @@ class SentenceRules(SentenceRender):
             return True
         # "I hope (that) it does not rain", "I wish he'd call": a wish, not something that is so
         return lemma_of(head) in ("hope", "wish") and any(c.dep_ == "ccomp" for c in head.children)
+
+    def _consolation(self, clause: Clause) -> bool:
+        """After sympathy earlier in the turn, a clause whose subject is a pronoun for something
+        the turn has not itself mentioned (the other speaker's news) consoles; it reports nothing
+        the listener knows ("I'm so sorry. She had a good long life"). "I'm sorry. My dad died
+        last year. He was 80" still states its facts: "he" is this turn's own dad."""
+        if not self.consoling:
+            return False
+        return any(
+            t.dep_ in SUBJ_DEPS
+            and t.i in self.resolved
+            and self.resolved[t.i].text.lower() not in self.turn_mentions
+            for t in clause.subject
+        )
 
     def _trim_unresolved(self, clause: Clause) -> None:
         """Cut a modifier clause or phrase that holds an unresolvable pronoun ("I submitted my
@@ -586,6 +714,13 @@ class SentenceRules(SentenceRender):
     def _group_statement(self, clause: Clause) -> bool:
         """ "We all have unique paths", "we support each other": about a group, not the speaker."""
         ids = {t.i for t in clause.tokens}
+        for tok in clause.tokens:  # "I'll miss you both", "see you all": the addressee is a group
+            if tok.i not in self.second or tok.i + 1 >= self.sent.end:
+                continue
+            word = tok.nbor(1).lower_
+            after = tok.nbor(2) if tok.i + 2 < self.sent.end else None
+            if word == "both" or (word == "all" and (after is None or after.pos_ not in ("ADP", "DET"))):
+                return True  # (not "I told you all about it": "all" = everything)
         if not ids & self.plural_first:
             return False
         for tok in clause.tokens:
@@ -593,8 +728,16 @@ class SentenceRules(SentenceRender):
                 return True
             if tok.lower_ in ("other", "another") and tok.i > 0 and tok.nbor(-1).lower_ in ("each", "one"):
                 return True
-            if tok.lower_ == "all" and tok.i > 0 and tok.nbor(-1).i in self.plural_first:
-                return True
+            if tok.lower_ in ("all", "both") and tok.i > 0:
+                prev = tok.nbor(-1)
+                while (
+                    prev.i > self.sent.start
+                    and prev.pos_ in ("AUX", "PART")
+                    and prev.i not in self.plural_first
+                ):
+                    prev = prev.nbor(-1)  # "we'd all", "we've both"
+                if prev.i in self.plural_first:
+                    return True
         return False
 
     def _about_person(self, clause: Clause) -> bool:

@@ -11,7 +11,15 @@ from typing import Literal
 
 from uniko_memory.nlp.temporal import TemporalWindow
 
-__all__ = ["Antecedent", "AntecedentKind", "Gender", "ObservationDraft", "PronounState"]
+__all__ = [
+    "Antecedent",
+    "AntecedentKind",
+    "Gender",
+    "ObservationDraft",
+    "PronounState",
+    "known",
+    "unambiguous",
+]
 
 AntecedentKind = Literal["person", "thing", "plural"]
 Gender = Literal["f", "m"] | None
@@ -47,7 +55,10 @@ class Antecedent:
     support group"); ``entity`` is its normalized entity name when it is a named person/thing;
     ``human`` marks people (also plural ones: "my kids"); ``rank`` is its salience from its
     grammatical role (subject 3, object 2, prepositional object 1); ``tick`` the sentence
-    counter of :class:`PronounState` when it was last mentioned.
+    counter of :class:`PronounState` when it was last mentioned. ``unknown`` marks a pronoun
+    that could not be resolved ("Is it near the station?"): it stays the most salient referent
+    of its sentence, so a later "it" that would land on it resolves to nothing, not to the
+    station.
     """
 
     text: str
@@ -57,6 +68,12 @@ class Antecedent:
     human: bool = False
     rank: int = 0
     tick: int = 0
+    unknown: bool = False
+
+
+def known(antecedent: Antecedent | None) -> Antecedent | None:
+    """``antecedent`` unless it is an unresolved pronoun's placeholder (then None: abstain)."""
+    return None if antecedent is None or antecedent.unknown else antecedent
 
 
 def unambiguous(candidates: list[Antecedent], gender: Gender) -> Antecedent | None:
@@ -68,11 +85,11 @@ def unambiguous(candidates: list[Antecedent], gender: Gender) -> Antecedent | No
     """
     distinct = list({a.text.lower(): a for a in candidates}.values())
     if len(distinct) == 1:
-        return distinct[0]
+        return known(distinct[0])
     if gender is not None:
         exact = [a for a in distinct if a.gender == gender]
         if len(exact) == 1:
-            return exact[0]
+            return known(exact[0])
     return None
 
 
@@ -126,7 +143,7 @@ class PronounState:
         if kind == "person":
             newest = max(key[0] for key, _ in live)
             return unambiguous([a for key, a in live if key[0] == newest], gender)
-        return max(live, key=lambda pair: pair[0])[1]
+        return known(max(live, key=lambda pair: pair[0])[1])
 
     @property
     def person(self) -> Antecedent | None:

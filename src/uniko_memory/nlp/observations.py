@@ -12,7 +12,11 @@ Choices worth knowing:
   most salient live one in the session's :class:`PronounState` (gender from kinship nouns; "it"
   and "they" look back two sentences, people six; subjects and objects outrank other mentions;
   in object positions only people are trusted). A pronoun that stays unresolved drops the
-  statement, or only the modifier clause holding it ("... just to see how others like it").
+  statement, or only the modifier clause holding it ("... just to see how others like it"), and
+  stays the referent of its sentence: a later pronoun resolves to nothing rather than to the next
+  noun down ("Is it near the station? -- Yes, it opens at nine"). A thing the speaker says they
+  adopted, bought or got is theirs ("I adopted a grey cat. Her name is Mochi" -> "Priya's grey
+  cat's name is Mochi").
   Dummy "it" ("it's great to be back", "it sucks when ...", "worth it", "made it") is kept as is.
 * **"We".** we/us/our are read as the speaker: the speaker is part of the group, so "We went
   camping" -> "Melanie went camping" stays true of them (less specific, confidence -0.1);
@@ -32,6 +36,8 @@ Choices worth knowing:
   "The lake was calm" -> "Melanie says the lake was calm"). "Here's a photo of X" becomes
   "<speaker> shares a photo of X". Subject-less chat sentences ("Went hiking yesterday", "Been
   to Rome once", "Can't wait for ...", "Love seeing ...") take the speaker.
+* **Consolation.** After sympathy in a turn ("I'm so sorry."), a sentence about something the
+  other speaker told ("She had a good long life") is consolation, not a fact: no statement.
 * **Rejects.** Questions ("?" or inverted auxiliary, also when the parser left them inside a
   longer sentence), greetings / thanks / pleasantries, sentences under 4 words, imperatives (no
   subject), subordinate fragments ("Since I was 17."), light verbs (do/make/get/have/be/go/take/
@@ -52,7 +58,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from uniko_memory.nlp.observation_lexicon import Filler, normalize_name
+from uniko_memory.nlp.observation_lexicon import Filler, is_condolence, normalize_name
 from uniko_memory.nlp.observation_render import DEFAULT_FILLER
 from uniko_memory.nlp.observation_rules import SentenceRules
 from uniko_memory.nlp.observation_types import Antecedent, ObservationDraft, PronounState
@@ -105,6 +111,8 @@ def extract_observations(
     state = state if state is not None else PronounState()
     drafts: list[ObservationDraft] = []
     seen: set[str] = set()
+    consoling = False
+    mentioned: set[str] = set()
     for sent in doc.sents:
         rules = SentenceRules(
             sent=sent,
@@ -114,12 +122,16 @@ def extract_observations(
             state=state,
             rejections=rejections,
             filler=filler or DEFAULT_FILLER,
+            consoling=consoling,
+            turn_mentions=frozenset(mentioned),
         )
         for draft in rules.run():
             key = draft.content.lower()
             if key not in seen:
                 seen.add(key)
                 drafts.append(draft)
+        consoling = consoling or is_condolence(sent.text)
+        mentioned.update(a.text.lower() for _, a in rules.candidates if not a.unknown)
     return drafts
 
 
