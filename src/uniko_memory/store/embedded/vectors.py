@@ -56,10 +56,7 @@ class VectorIndex:
             if not batch:
                 continue
             m = decode_many([b for _, _, b in batch], dim)
-            if n + len(batch) > idx._m.shape[0]:
-                grown = np.zeros((max(2 * idx._m.shape[0], n + len(batch)), dim), dtype=np.float32)
-                grown[:n] = idx._m[:n]
-                idx._m = grown
+            idx._reserve(n + len(batch))
             idx._m[n : n + len(batch)] = m
             for key, node_id, _ in batch:
                 idx._row[node_id] = len(idx._ids)
@@ -71,15 +68,22 @@ class VectorIndex:
     def __len__(self) -> int:
         return len(self._ids)
 
+    def _reserve(self, rows: int) -> None:
+        """Room for ``rows`` rows: the matrix grows by half (at least to ``rows``), rows kept."""
+        cap = self._m.shape[0]
+        if rows <= cap:
+            return
+        grown = np.zeros((max(cap + cap // 2, rows), self.dim), dtype=np.float32)
+        n = len(self._ids)
+        grown[:n] = self._m[:n]
+        self._m = grown
+
     def upsert(self, node_id: str, vec: np.ndarray, key: int = -1) -> None:
         with self._lock:
             row = self._row.get(node_id)
             if row is None:
                 row = len(self._ids)
-                if row >= self._m.shape[0]:
-                    grown = np.zeros((self._m.shape[0] + self._m.shape[0] // 2, self.dim), dtype=np.float32)
-                    grown[:row] = self._m[:row]
-                    self._m = grown
+                self._reserve(row + 1)
                 self._ids.append(node_id)
                 self._keys.append(key)
                 self._row[node_id] = row
