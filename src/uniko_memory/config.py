@@ -421,6 +421,10 @@ class RecallChannels(_Group):
     temporal_fetch_factor: int = Field(5, ge=1)
     #: ... and at least this many.
     temporal_fetch_min: int = Field(50, ge=0)
+    #: The turn that answers a question the keyword search found (the next turn, by someone else)
+    #: joins the pool at the question's rank, as a list of the bm25 family: a terse reply is found
+    #: by its question.
+    reply_expansion: bool = True
     #: Turns next to the strongest message hits join the pool (weight: channel_weights["neighbours"]).
     neighbor_expansion: bool = True
     #: ... next to this many of the best Messages.
@@ -807,12 +811,12 @@ def _preset(name: str, summary: str, data: dict[str, Any]) -> Preset:
 DEFAULT = _preset("default", "the reference defaults", {})
 FAST = _preset(
     "fast",
-    "a 1,000-token bundle without the graph walk and the neighbouring turns (fewer store reads)",
+    "a 1,000-token bundle without the graph walk, the neighbouring turns and the replies (fewer store reads)",
     {
         "recall": {
             "token_budget": 1000,
             "graph": {"enabled": False},
-            "channels": {"neighbor_expansion": False},
+            "channels": {"neighbor_expansion": False, "reply_expansion": False},
         }
     },
 )
@@ -823,11 +827,11 @@ THOROUGH = _preset(
 )
 UPSTREAM = _preset(
     "upstream",
-    "recall as the reference implementation: fixed channel breadth, no neighbours, chunks rank only themselves",
+    "recall as the reference implementation: fixed channel breadth, no neighbours or replies, chunks rank only themselves",
     {
         "recall": {
             "breadth": {"per_1k_tokens": 0.0},
-            "channels": {"neighbor_expansion": False, "chunk_to_message": False},
+            "channels": {"neighbor_expansion": False, "reply_expansion": False, "chunk_to_message": False},
         }
     },
 )

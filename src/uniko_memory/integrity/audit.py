@@ -181,7 +181,10 @@ def _bundle_ids(bundle: ContextBundle) -> list[str]:
 
 def _pinned(extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """Recall options with every path flag pinned off (gates as shipped), then ``extra``."""
-    base: dict[str, Any] = {"graph": {"enabled": False}, "channels": {"neighbor_expansion": False}}
+    base: dict[str, Any] = {
+        "graph": {"enabled": False},
+        "channels": {"neighbor_expansion": False, "reply_expansion": False},
+    }
     for k, v in (extra or {}).items():
         base[k] = {**base.get(k, {}), **v} if isinstance(v, dict) else v
     return base
@@ -252,6 +255,12 @@ async def _p_neighbours(uni: Uniko, agent: str, q: str, cfg: AuditConfig) -> lis
     )
 
 
+async def _p_replies(uni: Uniko, agent: str, q: str, cfg: AuditConfig) -> list[str]:
+    return await _recall(
+        uni, agent, q, cfg, **_pinned({"phases": GATES_OFF, "channels": {"reply_expansion": True}})
+    )
+
+
 async def _p_cache(uni: Uniko, agent: str, q: str, cfg: AuditConfig) -> list[str]:
     first = await _recall(uni, agent, q, cfg, use_cache=True, **_pinned())
     return first + await _recall(uni, agent, q, cfg, use_cache=True, **_pinned())
@@ -274,6 +283,7 @@ PROBES: dict[ReadPath, Probe] = {
     ReadPath.RECALL_ALL_PHASES: _p_all_phases,
     ReadPath.RECALL_GRAPH: _p_graph,
     ReadPath.RECALL_NEIGHBOURS: _p_neighbours,
+    ReadPath.RECALL_REPLIES: _p_replies,
     ReadPath.RECALL_CACHE: _p_cache,
     ReadPath.WAKE_UP: _p_wake_up,
 }

@@ -17,14 +17,16 @@ class ReadPath(StrEnum):
     STORE_TEXT_SEARCH = "store.text_search"
     STORE_VECTOR_SEARCH = "store.vector_search"
     STORE_HYBRID_SEARCH = "store.hybrid_search"
-    #: Recall with the cascade's gates, graph walk and neighbour expansion off.
+    #: Recall with the cascade's gates, graph walk, neighbour and reply expansion off.
     RECALL = "recall"
-    #: All three phases (chunks, passages), graph and neighbours still off.
+    #: All three phases (chunks, passages), graph, neighbours and replies still off.
     RECALL_ALL_PHASES = "recall.all_phases"
     #: Only the graph walk added.
     RECALL_GRAPH = "recall.graph"
     #: Only the neighbouring-turn expansion added.
     RECALL_NEIGHBOURS = "recall.neighbours"
+    #: Only the reply expansion (the answer to a question turn) added.
+    RECALL_REPLIES = "recall.replies"
     #: The same recall served a second time from the recall cache.
     RECALL_CACHE = "recall.cache"
     #: The wake-up context (no query).

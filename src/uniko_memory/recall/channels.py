@@ -3,8 +3,9 @@
 Plain channels are one store search of one tier (vector, BM25, hybrid). The others build a list
 from the question's structure: the temporal channel (nodes inside the question's time window,
 ordered by word overlap), the graph channel (personalised PageRank from the question's entities,
-``recall.graph``), the neighbours of the strongest turns, and the Messages a transcript chunk
-carries. Nodes found by id (graph, neighbours) are admitted through the same scope filters as any
+``recall.graph``), the neighbours of the strongest turns, the replies to question turns the
+keyword search found, and the Messages a transcript chunk carries. Nodes found by id (graph,
+neighbours, replies) are admitted through the same scope filters as any
 search (``admit``): no side door.
 """
 
@@ -23,6 +24,9 @@ from .fusion import Pool
 from .graph import neighbourhood, personalized_pagerank, top_evidence
 from .intent import IntentProfile
 from .scope import OutOfScope, Scope
+
+#: The keyword lists of Messages whose questions' replies join the pool (``Channels.replies``).
+REPLY_SOURCE_LISTS = ("message_bm25", "speaker_message_bm25")
 
 
 class Channels:
@@ -133,7 +137,7 @@ class Channels:
         return await self.admit([nid for nid, _ in best], [s for _, s in best], g.top_k)
 
     async def admit(self, ids: list[str], scores: list[float], k: int) -> list[Hit]:
-        """Load nodes found by id (graph, neighbours) through the scope filters: no side door."""
+        """Load nodes found by id (graph, neighbours, replies) through the scope filters: no side door."""
         by_tier: dict[Tier, list[str]] = defaultdict(list)
         nodes = await self.store.get_many(self.agent, ids)
         for nid in ids:
@@ -174,6 +178,31 @@ class Channels:
         hits = await self.admit(order, [1.0] * len(order), len(order))
         pool.add("neighbours", hits)
 
+    async def replies(self, pool: Pool) -> None:
+        """The turn that answers a question the keyword search found ("How long have you had
+        them?" -> "Three years now"), at its question's rank: a reply is often too terse to be
+        found by its own words. One list per keyword list of Messages, in the bm25 family (a
+        candidate's best rank there counts). A follow-up by the asker is not an answer, and every
+        reply enters through ``admit``: scope filters apply, forgotten turns stay out."""
+        lists = [n for n in pool.lists if n.split(":", 1)[0] in REPLY_SOURCE_LISTS]
+        asks = {n: [(nid, r) for nid, r in pool.lists[n] if _asks(pool.cands[nid].node)] for n in lists}
+        wanted = sorted({nid for found in asks.values() for nid, _ in found})
+        if not wanted:
+            return
+        edges = await self.store.neighbor_keys(self.agent, wanted, [EdgeType.NEXT], Direction.OUT)
+        reply = {src: dst for src, _, dst in edges}
+        order = list(dict.fromkeys(reply[q] for q in wanted if q in reply))
+        admitted = {h.node.id: h for h in await self.admit(order, [1.0] * len(order), len(order))}
+        for name, found in asks.items():
+            hits: list[Hit] = []
+            ranks: list[int] = []
+            for q, rank in found:
+                h = admitted.get(reply.get(q, ""))
+                if h is not None and _sender(h.node) != _sender(pool.cands[q].node):
+                    hits.append(h)
+                    ranks.append(rank)
+            pool.add_at(name.replace("_bm25", "_replies_bm25", 1), hits, ranks)
+
     @staticmethod
     def chunks_to_messages(pool: Pool) -> None:
         """A session chunk's rank flows to the Messages it carries (only those it really carries)."""
@@ -184,3 +213,12 @@ class Channels:
                 for m in getattr(pool.cands[cid].node, "covered_ids", []):
                     ranked.setdefault(m, rank)  # every carried turn shares the chunk's rank
             pool.add_ranked(f"chunk_messages:{name}", sorted(ranked.items(), key=lambda x: (x[1], x[0])))
+
+
+def _asks(node: Node) -> bool:
+    """A Message that ends with a question mark."""
+    return isinstance(node, Message) and node.content.rstrip().endswith("?")
+
+
+def _sender(node: Node) -> str | None:
+    return node.sender_id if isinstance(node, Message) else None

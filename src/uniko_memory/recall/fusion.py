@@ -62,6 +62,17 @@ class Pool:
                 c = self.cands[h.id] = Candidate(h.node)
             c.channels[channel] = (rank, h.score)
 
+    def add_at(self, channel: str, hits: list[Hit], ranks: list[int]) -> None:
+        """A list whose hits carry given (possibly tied) ranks, e.g. the rank of what led to them."""
+        if not hits:
+            return
+        self.lists[channel] = [(h.id, r) for h, r in zip(hits, ranks, strict=True)]
+        for h, r in zip(hits, ranks, strict=True):
+            c = self.cands.get(h.id)
+            if c is None:
+                c = self.cands[h.id] = Candidate(h.node)
+            c.channels[channel] = (r, h.score)
+
     def add_ranked(self, channel: str, ranked: list[tuple[str, int]]) -> None:
         """A list with explicit (possibly tied) ranks over nodes already in the pool."""
         kept = [(nid, r) for nid, r in ranked if nid in self.cands]

@@ -116,6 +116,8 @@ class Cascade:
         results = await asyncio.gather(*jobs.values())
         for name, hits in zip(jobs, results, strict=True):
             self.pool.add(name, hits)
+        if c.channels.reply_expansion:
+            await ch.replies(self.pool)
         if c.channels.neighbor_expansion:
             await ch.neighbours(self.pool)
 
