@@ -453,7 +453,8 @@ class RecallGraph(_Group):
     top_k: int = Field(10, ge=0)
     #: See ``top_k``.
     candidates_per_k: int = Field(4, ge=1)
-    #: Seed the walk from the question's participants too (hubs: slower, no better on LoCoMo dev).
+    #: Seed the walk from the question's participants and the Entities that name them too (hubs:
+    #: slower, no better on LoCoMo dev); otherwise only other entities seed it.
     seed_participants: bool = False
     #: Weight μ of each edge type in the walk.
     edge_weights: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_EDGE_WEIGHTS))

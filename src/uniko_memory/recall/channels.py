@@ -121,9 +121,9 @@ class Channels:
     # ------------------------------------------------------------------ graph
     async def graph(self) -> list[Hit]:
         g = self.cfg.graph
-        # Participants are hubs (every turn they sent or heard): a walk from them is not about the
-        # question and costs most of the graph's reads. Speaker-scoped lists cover them instead.
-        seeds = self.intent.seed_ids if g.seed_participants else self.intent.entity_ids
+        seeds = graph_seeds(self.intent, self.cfg)
+        if not seeds:
+            return []
         edges = await neighbourhood(self.store, self.agent, seeds, hops=g.hops, max_nodes=g.max_nodes)
         rank = personalized_pagerank(
             edges,
@@ -213,6 +213,16 @@ class Channels:
                 for m in getattr(pool.cands[cid].node, "covered_ids", []):
                     ranked.setdefault(m, rank)  # every carried turn shares the chunk's rank
             pool.add_ranked(f"chunk_messages:{name}", sorted(ranked.items(), key=lambda x: (x[1], x[0])))
+
+
+def graph_seeds(intent: IntentProfile, cfg: RecallConfig) -> list[str]:
+    """Where the walk starts. Participants, and the Entities that name them, are hubs (every turn
+    they sent, heard or are mentioned in): a walk from them is not about the question and costs
+    most of the graph's reads. Speaker-scoped lists cover them instead."""
+    if cfg.graph.seed_participants:
+        return intent.seed_ids
+    hubs = set(intent.participant_entity_ids)
+    return [e for e in intent.entity_ids if e not in hubs]
 
 
 def _asks(node: Node) -> bool:

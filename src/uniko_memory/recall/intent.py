@@ -88,6 +88,8 @@ class IntentProfile:
     seed_ids: list[str] = field(default_factory=list)
     participant_ids: list[str] = field(default_factory=list)
     entity_ids: list[str] = field(default_factory=list)
+    #: The Entities among ``entity_ids`` that name a participant (the same person as a hub).
+    participant_entity_ids: list[str] = field(default_factory=list)
     unstable_entities: list[str] = field(default_factory=list)
     temporal_window: tuple[datetime, datetime] | None = None
     temporal_granularity: str | None = None
@@ -222,6 +224,8 @@ async def build_intent_at(
     for node in found.values():
         if isinstance(node, Entity):
             profile.entity_ids.append(node.id)
+            if canonical_key(node.name) in by_key:
+                profile.participant_entity_ids.append(node.id)
             if node.unstable:
                 profile.unstable_entities.append(node.name)
     profile.seed_ids = list(dict.fromkeys([*profile.participant_ids, *profile.entity_ids]))

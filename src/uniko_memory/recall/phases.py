@@ -23,7 +23,7 @@ from ..providers.token_counter import TokenCounter, default_token_counter
 from ..store.filters import Eq, In
 from ..store.protocol import Store
 from .bundle import finish
-from .channels import Channels
+from .channels import Channels, graph_seeds
 from .config import RecallConfig
 from .coverage import compute_coverage
 from .fusion import Candidate, Pool, by_fused
@@ -111,7 +111,7 @@ class Cascade:
             )
         if c.channels.temporal_enabled and it.temporal_window:
             jobs["temporal"] = ch.temporal()
-        if c.graph.enabled and it.entity_ids:
+        if c.graph.enabled and graph_seeds(it, c):
             jobs["graph"] = ch.graph()
         results = await asyncio.gather(*jobs.values())
         for name, hits in zip(jobs, results, strict=True):

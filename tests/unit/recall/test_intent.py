@@ -10,7 +10,8 @@ import pytest_asyncio
 
 from uniko_memory.facade import Uniko
 from uniko_memory.model import Entity, Participant, Tier, entity_id, participant_id
-from uniko_memory.recall import IntentProfile, build_intent_at
+from uniko_memory.recall import IntentProfile, RecallConfig, build_intent_at
+from uniko_memory.recall.channels import graph_seeds
 
 from ._corpus import AGENT, MAIN, build
 
@@ -46,6 +47,20 @@ async def test_entity_refs_resolve_to_stored_participants_and_entities(uni: Unik
     assert {n.name for n in stored.values() if isinstance(n, Entity)} >= {"Caroline", "Bailey"}
     assert caroline in it.seed_ids and set(it.entity_ids) <= set(it.seed_ids)
     assert isinstance(await uni.kb.store.get(AGENT, caroline), Participant)
+
+
+async def test_the_walk_starts_from_entities_that_are_not_participants(uni: Uniko) -> None:
+    it = await intent(uni, "Where did Caroline's cat Bailey come from?")
+    stored = await uni.kb.store.get_many(AGENT, it.entity_ids)
+    names = {nid: n.name for nid, n in stored.items() if isinstance(n, Entity)}
+    assert [names[e] for e in it.participant_entity_ids] == ["Caroline"]  # the participant's Entity
+    seeds = graph_seeds(it, RecallConfig())
+    assert {names[s] for s in seeds} == {"Bailey"} and participant_id(AGENT, "Caroline") not in seeds
+    # seeding from participants brings back both hubs
+    hubs = graph_seeds(it, RecallConfig.model_validate({"graph": {"seed_participants": True}}))
+    assert set(hubs) == set(it.seed_ids) >= {participant_id(AGENT, "Caroline"), *it.entity_ids}
+    # a question about participants only does not walk at all
+    assert graph_seeds(await intent(uni, "What does Caroline think of Melanie?"), RecallConfig()) == []
 
 
 async def test_case_insensitive_participant_match(uni: Uniko) -> None:
