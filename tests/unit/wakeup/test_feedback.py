@@ -186,7 +186,7 @@ async def test_roi_and_trust_de_boost_never_hide(uni: Uniko) -> None:
 
 async def test_reinforcement_lifts_echoes_and_mildly_de_boosts_fizzles() -> None:
     default = RecallConfig().feedback
-    fb = default.model_copy(update={"echo_weight": 1.0, "fizzle_weight": 1.0})
+    fb = default.model_copy(update={"echo_weight": 1.0, "fizzle_weight": 1.0, "echo_lift_max": 0.0})
     rate = 0.04
     assert reinforcement(None, rate, fb) == 1.0
     assert reinforcement(NodeUsage(echo=1), None, fb) == 1.0  # nothing rated in the agent
@@ -200,7 +200,8 @@ async def test_reinforcement_lifts_echoes_and_mildly_de_boosts_fizzles() -> None
     off = fb.model_copy(update={"echo_weight": 0.0, "fizzle_weight": 0.0})
     assert reinforcement(NodeUsage(echo=1), rate, off) == 1.0
     assert reinforcement(NodeUsage(fizzle=9), rate, off) == 1.0
-    # The defaults: the square root of the lift, no fizzle de-boost.
+    # The defaults: the square root of the lift (no cap, no cost scaling), no fizzle de-boost.
+    assert default.echo_lift_max == 0.0 and default.echo_cost_tokens == 0.0
     assert reinforcement(NodeUsage(echo=1), rate, default) == pytest.approx(once**0.5)
     assert reinforcement(NodeUsage(fizzle=50), rate, default) == 1.0
     half = fb.model_copy(update={"fizzle_weight": 0.5})
@@ -289,7 +290,9 @@ async def test_exploration_lifts_rarely_rated_items(uni: Uniko) -> None:
 
 
 async def test_the_cost_aware_lift_shrinks_with_an_items_length() -> None:
-    fb = RecallConfig().feedback.model_copy(update={"echo_weight": 1.0, "echo_relevance": 0.0})
+    fb = RecallConfig().feedback.model_copy(
+        update={"echo_weight": 1.0, "echo_relevance": 0.0, "echo_lift_max": 0.0}
+    )
     assert cost_share(500, fb.model_copy(update={"echo_cost_tokens": 0.0})) == 1.0  # off
     cost = fb.model_copy(update={"echo_cost_tokens": 50.0})
     assert cost_share(None, cost) == cost_share(0, cost) == 1.0  # length unknown: the whole lift
@@ -328,7 +331,7 @@ async def test_a_long_echoed_item_is_lifted_less_than_a_short_one(uni: Uniko) ->
     await agent.feedback([n.id for n in nodes if n.id not in (short.id, long.id)], False)
 
     async def factors(**fb: Any) -> dict[str, float]:
-        cfg = RecallConfig().with_options(feedback={"echo_relevance": 0.0, **fb})
+        cfg = RecallConfig().with_options(feedback={"echo_relevance": 0.0, "echo_lift_max": 0.0, **fb})
         out = await apply_policy(store, "fb-cost", cfg, [Candidate(node=n, fused=1.0) for n in nodes])
         return {c.node.id: c.fused for c in out}
 
@@ -339,7 +342,9 @@ async def test_a_long_echoed_item_is_lifted_less_than_a_short_one(uni: Uniko) ->
     assert 1.0 < cost[long.id] < plain[long.id]  # longer: a smaller lift, never a de-boost
     assert set(cost) == set(plain)  # it reorders, never removes
     # Measured with the recall's counter: one that calls every text short gives the whole lift.
-    cfg = RecallConfig().with_options(feedback={"echo_relevance": 0.0, "echo_cost_tokens": float(n_short)})
+    cfg = RecallConfig().with_options(
+        feedback={"echo_relevance": 0.0, "echo_lift_max": 0.0, "echo_cost_tokens": float(n_short)}
+    )
 
     class OneToken:
         name = "one"
@@ -358,7 +363,7 @@ async def test_a_long_echoed_item_is_lifted_less_than_a_short_one(uni: Uniko) ->
 
 async def test_the_lift_cap_bounds_a_many_times_echoed_node() -> None:
     fb = RecallConfig().feedback.model_copy(update={"echo_relevance": 0.0})
-    assert fb.echo_lift_max >= 0.0
+    assert fb.echo_lift_max == 0.0  # off by default
     rate = 0.2  # a chunk tier: useful often
     many = NodeUsage(echo=5, fizzle=1)
     free = reinforcement(many, rate, fb.model_copy(update={"echo_lift_max": 0.0}))
