@@ -574,6 +574,25 @@ class RecallFeedback(_Group):
     #: first echo about doubles the lift and a fizzle-only node needs 1 / base_rate fizzles to
     #: halve it).
     reinforce_prior: float = Field(1.0, gt=0.0)
+    #: Cost-aware lift: an echo says the item held some of what a question needed, and a long
+    #: item (a chunk of many turns) holds some of what many questions need while taking the
+    #: budget of several short ones. The part of a lift above 1 is scaled by
+    #: min(1, echo_cost_tokens / the item's tokens) ** echo_cost_exponent, the item's tokens
+    #: counted by the recall's token counter over its text: an item up to this long keeps its
+    #: whole lift, one twice as long half of it (0: off, every item its whole lift). Off by
+    #: default: the chunks' lifts are also what carries feedback to unseen questions whose gold
+    #: turns they cover, and on the development split 80 and 160 lost unseen evidence
+    #: (BENCHMARKS.md, issue 21).
+    echo_cost_tokens: float = Field(0.0, ge=0.0)
+    #: How steeply the lift falls with an item's length past ``echo_cost_tokens`` (1: in
+    #: proportion to its tokens; 0: not at all).
+    echo_cost_exponent: float = Field(1.0, ge=0.0)
+    #: The most a lift may multiply a node's fused score by (after every scaling above; 0: no
+    #: cap): a node echoed for several questions (a chunk covering many turns) otherwise
+    #: outranks every candidate of similar relevance, the gold items of other questions included.
+    #: Off by default: on the development split a cap of 1.3 changed no bundle and 1.15 cost
+    #: unseen questions (BENCHMARKS.md, issue 21).
+    echo_lift_max: float = Field(0.0, ge=0.0)
     #: Exploration: fused x (1 + ucb_weight * sqrt(ln(N + 1) / (n + 1))), N the ratings of the
     #: candidates, n the candidate's own; 0 when nothing was rated; a node with a net-positive
     #: record gets at least a never-rated node's bonus. Off by default: exploring buys future

@@ -42,7 +42,7 @@ async def finish(
     cfg = cas.cfg
     pk = cfg.packing
     # Feedback multipliers, after fusion: they reorder, never remove (``recall.feedback``).
-    ranked = await apply_policy(cas.store, cas.agent, cfg, ranked)
+    ranked = await apply_policy(cas.store, cas.agent, cfg, ranked, cas.counter)
     ranked = await quote_passages(cas, ranked[: pk.max_candidates])
     items: list[RecallItem] = []
     for cand in ranked[: pk.max_candidates]:

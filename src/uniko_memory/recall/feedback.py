@@ -10,7 +10,8 @@ Five terms, each a field of ``RecallFeedback``, each neutral until feedback exis
   through the weights (``learned_config``);
 - **direct reinforcement**: a node's echoes against those expected of it at its tier's base
   rate, ``(echo + a) / (a + rate·rated)`` (``reinforcement``, ``tier_rate``): a lift for a node
-  rated useful more often than the average one of its kind, a mild de-boost (off by default) for
+  rated useful more often than the average one of its kind (scaled down by its relevance to the
+  query and, cost-aware, by its length: ``cost_share``), a mild de-boost (off by default) for
   one rated useless more often;
 - **UCB exploration** (off by default): ``1 + ucb_weight·sqrt(ln(N + 1) / (n + 1))``, N the
   ratings over the candidates, n the candidate's own (N = 0: factor 1); a net-positive node
@@ -39,8 +40,9 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ..config import RecallFeedback
-from ..model import Chunk, NodeUsage, Tier, UsageDelta
+from ..model import Chunk, Node, NodeUsage, Tier, UsageDelta
 from ..model.time import utcnow
+from ..providers.token_counter import TokenCounter, default_token_counter
 from .config import RecallConfig
 from .fusion import Candidate, by_fused, family_of
 from .items import ContextBundle, RecallItem
@@ -231,8 +233,25 @@ async def update_state(
 
 
 # ------------------------------------------------------------------ policy
+def cost_share(tokens: int | None, fb: RecallFeedback) -> float:
+    """The share of a lift a ``tokens``-long item keeps: ``min(1, echo_cost_tokens / tokens) **
+    echo_cost_exponent`` (1: cost-awareness off, or the length unknown)."""
+    if fb.echo_cost_tokens <= 0 or fb.echo_cost_exponent == 0 or not tokens or tokens <= 0:
+        return 1.0
+    return float(min(1.0, fb.echo_cost_tokens / tokens) ** fb.echo_cost_exponent)
+
+
+def node_tokens(node: Node, counter: TokenCounter) -> int:
+    """An item's length as the budget sees it: its text in the recall's token counter."""
+    return counter.count(node.search_text() or "")
+
+
 def reinforcement(
-    usage: NodeUsage | None, rate: float | None, fb: RecallFeedback, relevance: float = 1.0
+    usage: NodeUsage | None,
+    rate: float | None,
+    fb: RecallFeedback,
+    relevance: float = 1.0,
+    tokens: int | None = None,
 ) -> float:
     """Direct reinforcement: the node's echoes against the echoes expected of it at its tier's
     base rate ``rate``, with ``reinforce_prior`` pseudo-echoes on each side:
@@ -243,17 +262,24 @@ def reinforcement(
     an echo is a strong lift where echoes are rare, a fizzle a mild de-boost where fizzles are
     the norm (``1 / (1 + rate·fizzle)`` for a fizzle-only node). An echo was earned where the
     node was relevant, so the part of a lift above 1 is scaled by ``relevance ** echo_relevance``
-    (``relevance``: the candidate's fused score over the best one's, before feedback). A lift is
-    raised to ``echo_weight``, a de-boost to ``fizzle_weight`` (0: that side off); never 0,
-    never hides."""
+    (``relevance``: the candidate's fused score over the best one's, before feedback), and by
+    ``cost_share(tokens)`` (``tokens``: the item's length): a long item echoed for covering a few
+    of its many turns is not lifted over the short items other questions need. A lift is
+    raised to ``echo_weight`` and capped at ``echo_lift_max`` (0: no cap), a de-boost raised to
+    ``fizzle_weight`` (0: that side off); never 0, never hides."""
     if usage is None or usage.rated <= 0 or rate is None:
         return 1.0
     a = fb.reinforce_prior
     lift = (usage.echo + a) / (a + rate * usage.rated)
     if lift > 1.0 and fb.echo_relevance != 0:
         lift = 1.0 + (lift - 1.0) * min(1.0, max(0.0, relevance)) ** fb.echo_relevance
+    if lift > 1.0:
+        lift = 1.0 + (lift - 1.0) * cost_share(tokens, fb)
     w = fb.echo_weight if lift > 1.0 else fb.fizzle_weight
-    return float(lift**w) if w != 0 and lift != 1.0 else 1.0
+    if w == 0 or lift == 1.0:
+        return 1.0
+    factor = float(lift**w)
+    return min(factor, max(1.0, fb.echo_lift_max)) if lift > 1.0 and fb.echo_lift_max > 0 else factor
 
 
 def ucb(usage: NodeUsage | None, total: float, fb: RecallFeedback, rate: float | None = None) -> float:
@@ -323,12 +349,13 @@ def policy_factor(
     now: datetime | None = None,
     rate: float | None = None,
     relevance: float = 1.0,
+    tokens: int | None = None,
 ) -> float:
     """The product of the multiplicative terms for one candidate (``rate``: the base rate of
     echoes of its tier, ``tier_rate``; None: nothing rated, so no reinforcement; ``relevance``:
-    its fused score over the best candidate's)."""
+    its fused score over the best candidate's; ``tokens``: its length, for the cost-aware lift)."""
     factor = (
-        reinforcement(usage, rate, fb, relevance)
+        reinforcement(usage, rate, fb, relevance, tokens)
         * ucb(usage, total, fb, rate)
         * roi(cand, usage, fb)
         * trust(cand, usage, fb)
@@ -341,8 +368,16 @@ def uses_rate(fb: RecallFeedback) -> bool:
     return fb.echo_weight != 0 or fb.fizzle_weight != 0 or fb.ucb_weight != 0
 
 
-async def apply_policy(store: Any, agent: str, cfg: RecallConfig, ranked: list[Candidate]) -> list[Candidate]:
-    """The ranking with the feedback multipliers applied (``ranked`` itself when all are 1)."""
+async def apply_policy(
+    store: Any,
+    agent: str,
+    cfg: RecallConfig,
+    ranked: list[Candidate],
+    counter: TokenCounter | None = None,
+) -> list[Candidate]:
+    """The ranking with the feedback multipliers applied (``ranked`` itself when all are 1);
+    ``counter`` measures the echoed items' lengths for the cost-aware lift (default: the
+    library's counter)."""
     fb = cfg.feedback
     if not fb.enabled or not ranked:
         return ranked
@@ -365,7 +400,13 @@ async def apply_policy(store: Any, agent: str, cfg: RecallConfig, ranked: list[C
                 rates[tier] = tier_rate(state, tier, fb)
             rate = rates[tier]
         relevance = before / best if best > 0 else 1.0
-        factor = policy_factor(c, usage.get(c.node.id), total, fb, now, rate, relevance)
+        u = usage.get(c.node.id)
+        tokens = None
+        if fb.echo_cost_tokens > 0 and u is not None and u.echo > 0:
+            # Only an echoed node can be lifted, so only its length is counted.
+            counter = counter or default_token_counter()
+            tokens = node_tokens(c.node, counter)
+        factor = policy_factor(c, u, total, fb, now, rate, relevance, tokens)
         if factor != 1.0:
             c.fused *= factor
             changed = True

@@ -16,15 +16,18 @@ from tests.unit.recall._corpus import AGENT, MAIN, build
 from uniko_memory.errors import ValidationError
 from uniko_memory.facade import Uniko
 from uniko_memory.model import Chunk, NodeUsage, Procedure, Tier, UsageDelta
+from uniko_memory.providers.token_counter import default_token_counter
 from uniko_memory.recall import RecallCache, RecallConfig
 from uniko_memory.recall.feedback import (
     FeedbackState,
     apply_policy,
     base_rate,
     bucketed,
+    cost_share,
     feedback_state,
     learned_alpha,
     lexical_share,
+    node_tokens,
     policy_factor,
     reinforcement,
     tier_rate,
@@ -183,7 +186,7 @@ async def test_roi_and_trust_de_boost_never_hide(uni: Uniko) -> None:
 
 async def test_reinforcement_lifts_echoes_and_mildly_de_boosts_fizzles() -> None:
     default = RecallConfig().feedback
-    fb = default.model_copy(update={"echo_weight": 1.0, "fizzle_weight": 1.0})
+    fb = default.model_copy(update={"echo_weight": 1.0, "fizzle_weight": 1.0, "echo_lift_max": 0.0})
     rate = 0.04
     assert reinforcement(None, rate, fb) == 1.0
     assert reinforcement(NodeUsage(echo=1), None, fb) == 1.0  # nothing rated in the agent
@@ -197,7 +200,8 @@ async def test_reinforcement_lifts_echoes_and_mildly_de_boosts_fizzles() -> None
     off = fb.model_copy(update={"echo_weight": 0.0, "fizzle_weight": 0.0})
     assert reinforcement(NodeUsage(echo=1), rate, off) == 1.0
     assert reinforcement(NodeUsage(fizzle=9), rate, off) == 1.0
-    # The defaults: the square root of the lift, no fizzle de-boost.
+    # The defaults: the square root of the lift (no cap, no cost scaling), no fizzle de-boost.
+    assert default.echo_lift_max == 0.0 and default.echo_cost_tokens == 0.0
     assert reinforcement(NodeUsage(echo=1), rate, default) == pytest.approx(once**0.5)
     assert reinforcement(NodeUsage(fizzle=50), rate, default) == 1.0
     half = fb.model_copy(update={"fizzle_weight": 0.5})
@@ -283,3 +287,118 @@ async def test_exploration_lifts_rarely_rated_items(uni: Uniko) -> None:
     assert policy_factor(cand(proc), useful, 100, plain, rate=0.04) >= policy_factor(
         cand(proc), None, 100, plain, rate=0.04
     )
+
+
+async def test_the_cost_aware_lift_shrinks_with_an_items_length() -> None:
+    fb = RecallConfig().feedback.model_copy(
+        update={"echo_weight": 1.0, "echo_relevance": 0.0, "echo_lift_max": 0.0}
+    )
+    assert cost_share(500, fb.model_copy(update={"echo_cost_tokens": 0.0})) == 1.0  # off
+    cost = fb.model_copy(update={"echo_cost_tokens": 50.0})
+    assert cost_share(None, cost) == cost_share(0, cost) == 1.0  # length unknown: the whole lift
+    assert cost_share(30, cost) == cost_share(50, cost) == 1.0  # up to the reference: whole lift
+    assert cost_share(100, cost) == pytest.approx(0.5)
+    assert cost_share(100, cost.model_copy(update={"echo_cost_exponent": 0.5})) == pytest.approx(0.5**0.5)
+    assert cost_share(100, cost.model_copy(update={"echo_cost_exponent": 0.0})) == 1.0
+    rate, echoed = 0.04, NodeUsage(echo=1)
+    whole = reinforcement(echoed, rate, cost, tokens=50)
+    assert whole == reinforcement(echoed, rate, fb, tokens=500) > 1.5
+    half = reinforcement(echoed, rate, cost, tokens=100)
+    assert half == pytest.approx(1.0 + (whole - 1.0) / 2)  # the part above 1 is what shrinks
+    assert 1.0 < reinforcement(echoed, rate, cost, tokens=10_000) < half  # never a de-boost
+    # A de-boost does not depend on length (it is not a lift).
+    fizzled = cost.model_copy(update={"fizzle_weight": 1.0})
+    assert reinforcement(NodeUsage(fizzle=9), rate, fizzled, tokens=10_000) == reinforcement(
+        NodeUsage(fizzle=9), rate, fizzled, tokens=5
+    )
+    cfg = RecallConfig()
+    assert cfg.result_key() != cfg.with_options(feedback={"echo_cost_tokens": 99.0}).result_key()
+    assert cfg.result_key() != cfg.with_options(feedback={"echo_cost_exponent": 2.0}).result_key()
+
+
+async def test_a_long_echoed_item_is_lifted_less_than_a_short_one(uni: Uniko) -> None:
+    agent = uni.agent("fb-cost")
+    await build(MAIN, agent="fb-cost", uni=uni)
+    store = uni.kb.store
+    bundle = await agent.recall("Bailey keyboard counseling", use_cache=False)
+    nodes = list((await store.get_many("fb-cost", [i.node_id for i in bundle.items])).values())
+    counter = default_token_counter()
+    by_len = sorted(nodes, key=lambda n: (node_tokens(n, counter), n.id))
+    short, long = by_len[0], by_len[-1]
+    n_short, n_long = node_tokens(short, counter), node_tokens(long, counter)
+    assert n_long > 2 * n_short > 0
+    await agent.feedback([short.id, long.id], True)
+    await agent.feedback([n.id for n in nodes if n.id not in (short.id, long.id)], False)
+
+    async def factors(**fb: Any) -> dict[str, float]:
+        cfg = RecallConfig().with_options(feedback={"echo_relevance": 0.0, "echo_lift_max": 0.0, **fb})
+        out = await apply_policy(store, "fb-cost", cfg, [Candidate(node=n, fused=1.0) for n in nodes])
+        return {c.node.id: c.fused for c in out}
+
+    plain = await factors()
+    assert plain[short.id] > 1.0 and plain[long.id] > 1.0  # both echoed: both lifted
+    cost = await factors(echo_cost_tokens=float(n_short))
+    assert cost[short.id] == pytest.approx(plain[short.id])  # within the reference: whole lift
+    assert 1.0 < cost[long.id] < plain[long.id]  # longer: a smaller lift, never a de-boost
+    assert set(cost) == set(plain)  # it reorders, never removes
+    # Measured with the recall's counter: one that calls every text short gives the whole lift.
+    cfg = RecallConfig().with_options(
+        feedback={"echo_relevance": 0.0, "echo_lift_max": 0.0, "echo_cost_tokens": float(n_short)}
+    )
+
+    class OneToken:
+        name = "one"
+
+        def count(self, text: str) -> int:
+            return 1
+
+    out = await apply_policy(store, "fb-cost", cfg, [Candidate(node=n, fused=1.0) for n in nodes], OneToken())
+    assert {c.node.id: c.fused for c in out}[long.id] == pytest.approx(plain[long.id])
+    # Every weight 0 with the cost-aware lift on: exactly as without feedback.
+    q = "Bailey keyboard counseling"
+    off = await agent.recall(q, use_cache=False, feedback={"enabled": False})
+    zero = {"feedback": {**ZERO["feedback"], "echo_cost_tokens": float(n_short)}}
+    assert dump(await agent.recall(q, use_cache=False, **zero)) == dump(off)
+
+
+async def test_the_lift_cap_bounds_a_many_times_echoed_node() -> None:
+    fb = RecallConfig().feedback.model_copy(update={"echo_relevance": 0.0})
+    assert fb.echo_lift_max == 0.0  # off by default
+    rate = 0.2  # a chunk tier: useful often
+    many = NodeUsage(echo=5, fizzle=1)
+    free = reinforcement(many, rate, fb.model_copy(update={"echo_lift_max": 0.0}))
+    assert free > 1.5
+    capped = fb.model_copy(update={"echo_lift_max": 1.3})
+    assert reinforcement(many, rate, capped) == pytest.approx(1.3)
+    once = NodeUsage(echo=1, fizzle=3)
+    assert 1.0 < reinforcement(once, rate, capped) < 1.3  # under the cap: untouched
+    assert reinforcement(once, rate, capped) == reinforcement(
+        once, rate, fb.model_copy(update={"echo_lift_max": 0.0})
+    )
+    # A cap below 1 is no de-boost, and a de-boost is not capped.
+    assert reinforcement(many, rate, fb.model_copy(update={"echo_lift_max": 0.5})) == 1.0
+    fizzled = capped.model_copy(update={"fizzle_weight": 1.0})
+    assert reinforcement(NodeUsage(fizzle=30), rate, fizzled) < 1.0
+    cfg = RecallConfig()
+    assert cfg.result_key() != cfg.with_options(feedback={"echo_lift_max": 1.3}).result_key()
+
+
+async def test_the_lift_cap_on_a_stored_ranking(uni: Uniko) -> None:
+    agent = uni.agent("fb-cap")
+    await build(MAIN, agent="fb-cap", uni=uni)
+    store = uni.kb.store
+    bundle = await agent.recall("Bailey keyboard counseling", use_cache=False)
+    nodes = list((await store.get_many("fb-cap", [i.node_id for i in bundle.items])).values())
+    hot = nodes[-1]
+    for _ in range(5):
+        await agent.feedback([hot.id], True)
+        await agent.feedback([n.id for n in nodes if n.id != hot.id], False)
+
+    async def fused(**fb: Any) -> dict[str, float]:
+        cfg = RecallConfig().with_options(feedback={"echo_relevance": 0.0, **fb})
+        out = await apply_policy(store, "fb-cap", cfg, [Candidate(node=n, fused=1.0) for n in nodes])
+        return {c.node.id: c.fused for c in out}
+
+    free, capped = await fused(echo_lift_max=0.0), await fused(echo_lift_max=1.2)
+    assert free[hot.id] > 1.2 and capped[hot.id] == pytest.approx(1.2)
+    assert set(free) == set(capped) and all(v == 1.0 for k, v in capped.items() if k != hot.id)
