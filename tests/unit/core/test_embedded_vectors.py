@@ -449,3 +449,103 @@ def test_an_index_loaded_in_batches_equals_one_built_row_by_row() -> None:
         assert next(k for k, _, _ in loaded.rows())[:5] == [1000, 1001, 1002, 1003, 1004]
         loaded.upsert("extra", q, 5)  # still grows after a load
         assert loaded.search(q, 1)[0][1] == pytest.approx(1.0, abs=1e-5)
+
+
+# ------------------------------------------------------------------ int8 in RAM (issue 20)
+def int8_blobs(n: int, dim: int, seed: int) -> tuple[np.ndarray, list[tuple[int, str, bytes]]]:
+    from uniko_memory.store.embedded.vector_codec import encode
+
+    rng = np.random.default_rng(seed)
+    vecs = rng.normal(size=(n, dim)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    return vecs, [(i, f"n{i}", encode(v, "int8")) for i, v in enumerate(vecs)]
+
+
+def test_an_int8_index_scores_as_the_float32_matrix_decoded_from_the_same_blobs() -> None:
+    """The score contract: the int8 matrix (codes x per-row scale) gives the scores the float32
+    matrix decoded from the same int8 blobs gave (float rounding apart), so the top k is the same
+    (order, ids); against the vectors as embedded, scores move by int8's ~1e-3 only."""
+    vecs, rows = int8_blobs(3000, 384, seed=21)
+    batches = [rows[s : s + 700] for s in range(0, len(rows), 700)]  # several SCORE_BLOCKs, odd ends
+    f32 = VectorIndex.load(384, iter(batches), len(rows))
+    i8 = VectorIndex.load(384, iter(batches), len(rows), int8=True)
+    assert i8._m.dtype == np.int8 and f32._m.dtype == np.float32
+    assert i8._m.nbytes * 4 == f32._m.nbytes
+    rng = np.random.default_rng(22)
+    for q in [vecs[5], vecs[2999], *rng.normal(size=(20, 384)).astype(np.float32)]:
+        q = (q / np.linalg.norm(q)).astype(np.float32)
+        a, b = f32.search(q, 50), i8.search(q, 50)
+        assert [i for i, _ in a] == [i for i, _ in b]
+        np.testing.assert_allclose([s for _, s in a], [s for _, s in b], atol=1e-6)
+        exact = vecs @ q
+        for nid, s in b:
+            assert abs(s - exact[int(nid[1:])]) < 5e-3
+        allowed = {f"n{i}" for i in range(0, 3000, 7)}
+        sa, ia = f32.scores_within(q, allowed)
+        sb, ib = i8.scores_within(q, allowed)
+        assert ia == ib
+        np.testing.assert_allclose(sa, sb, atol=1e-6)
+    np.testing.assert_allclose(i8.get("n9"), f32.get("n9"), atol=1e-6)  # type: ignore[arg-type]
+    for (ka, ia, va), (kb, ib, vb) in zip(f32.rows(1000), i8.rows(1000), strict=True):
+        assert (ka, ia) == (kb, ib)
+        np.testing.assert_allclose(va, vb, atol=1e-6)
+
+
+def test_an_int8_index_keeps_codes_and_scales_together_through_upserts_and_removes() -> None:
+    """Upsert, swap-remove and growth move a row's scale with its codes: after any edits the int8
+    index ranks as a float32 index fed the same (decoded) vectors."""
+    from uniko_memory.store.embedded.vector_codec import decode
+
+    vecs, rows = int8_blobs(400, 48, seed=23)
+    f32, i8 = VectorIndex(48), VectorIndex(48, int8=True)
+    for key, nid, blob in rows:  # from 64 rows of room: grows several times
+        f32.upsert(nid, decode(blob, 48), key)
+        i8.upsert(nid, decode(blob, 48), key)
+    for nid in ("n0", "n17", "n399", "n200", "n201"):
+        f32.remove(nid)
+        i8.remove(nid)
+    replaced = decode(rows[3][2], 48) * -1.0
+    f32.upsert("n5", replaced, 9)
+    i8.upsert("n5", replaced, 9)
+    assert len(i8) == len(f32) == 395
+    for q in vecs[::37]:
+        a, b = f32.search(q, 30), i8.search(q, 30)
+        assert [i for i, _ in a] == [i for i, _ in b]
+        np.testing.assert_allclose([s for _, s in a], [s for _, s in b], atol=1e-6)
+    assert i8.search(vecs[4], 1)[0] == ("n4", pytest.approx(1.0, abs=5e-3))
+
+
+def test_an_int8_search_never_holds_a_float32_copy_of_the_matrix() -> None:
+    """Scoring converts SCORE_BLOCK rows at a time into one buffer: the peak a search allocates is
+    far below the float32 matrix it used to scan (numpy reports its buffers to tracemalloc)."""
+    import tracemalloc
+
+    vecs, rows = int8_blobs(20_000, 128, seed=24)
+    i8 = VectorIndex.load(128, iter([rows]), len(rows), int8=True)
+    q = vecs[123]
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        hits = i8.search(q, 20)
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    assert hits[0][0] == "n123"
+    float32_matrix = 20_000 * 128 * 4
+    assert peak < float32_matrix / 4
+
+
+async def test_the_store_holds_int8_in_ram_for_int8_storage_and_float32_otherwise(tmp_path: Path) -> None:
+    vecs = clustered(50)
+    for storage, dtype in (("int8", np.int8), ("float16", np.float32), ("float32", np.float32)):
+        db = tmp_path / f"{storage}.db"
+        opts = EmbeddedVectorOptions(storage=storage)  # type: ignore[arg-type]
+        for reopen in (False, True):
+            store = await EmbeddedStore.open(db, dim=DIM, vectors=opts)
+            if not reopen:
+                ids = await fill(store, vecs)
+            assert await vector_ids(store, vecs[7], 1) == [ids[7]]
+            idx = store._indexes[(AGENT, Tier.MESSAGE.value)]
+            assert isinstance(idx, VectorIndex) and idx._m.dtype == dtype
+            await store.close()

@@ -233,7 +233,7 @@ class EmbeddedCore(BaseStore[EmbeddedUnit]):
             "WHERE n.agent=? AND n.tier=? AND n.redacted=0",
             (agent, tier),
         )
-        idx = VectorIndex.load(dim, iter(lambda: cur.fetchmany(_LOAD_BATCH), []), n)
+        idx = VectorIndex.load(dim, iter(lambda: cur.fetchmany(_LOAD_BATCH), []), n, int8=o.storage == "int8")
         if n >= _TRIM_AFTER_ROWS:
             malloc_trim()  # the batches' bytes were freed into the heap: give them back
         return idx
