@@ -316,12 +316,24 @@ async def test_the_cost_aware_lift_shrinks_with_an_items_length() -> None:
     assert cfg.result_key() != cfg.with_options(feedback={"echo_cost_exponent": 2.0}).result_key()
 
 
+async def recalled_nodes(uni: Uniko, agent_id: str) -> list[Any]:
+    """A fresh agent holding MAIN, and the stored nodes behind one recall's items."""
+    await build(MAIN, agent=agent_id, uni=uni)
+    bundle = await uni.agent(agent_id).recall("Bailey keyboard counseling", use_cache=False)
+    return list((await uni.kb.store.get_many(agent_id, [i.node_id for i in bundle.items])).values())
+
+
+async def policy_scores(uni: Uniko, agent_id: str, nodes: list[Any], **fb: Any) -> dict[str, float]:
+    """Each node's fused score (1.0 before) after the feedback policy with ``fb`` applied."""
+    cfg = RecallConfig().with_options(feedback={"echo_relevance": 0.0, **fb})
+    out = await apply_policy(uni.kb.store, agent_id, cfg, [Candidate(node=n, fused=1.0) for n in nodes])
+    return {c.node.id: c.fused for c in out}
+
+
 async def test_a_long_echoed_item_is_lifted_less_than_a_short_one(uni: Uniko) -> None:
     agent = uni.agent("fb-cost")
-    await build(MAIN, agent="fb-cost", uni=uni)
     store = uni.kb.store
-    bundle = await agent.recall("Bailey keyboard counseling", use_cache=False)
-    nodes = list((await store.get_many("fb-cost", [i.node_id for i in bundle.items])).values())
+    nodes = await recalled_nodes(uni, "fb-cost")
     counter = default_token_counter()
     by_len = sorted(nodes, key=lambda n: (node_tokens(n, counter), n.id))
     short, long = by_len[0], by_len[-1]
@@ -331,9 +343,7 @@ async def test_a_long_echoed_item_is_lifted_less_than_a_short_one(uni: Uniko) ->
     await agent.feedback([n.id for n in nodes if n.id not in (short.id, long.id)], False)
 
     async def factors(**fb: Any) -> dict[str, float]:
-        cfg = RecallConfig().with_options(feedback={"echo_relevance": 0.0, "echo_lift_max": 0.0, **fb})
-        out = await apply_policy(store, "fb-cost", cfg, [Candidate(node=n, fused=1.0) for n in nodes])
-        return {c.node.id: c.fused for c in out}
+        return await policy_scores(uni, "fb-cost", nodes, echo_lift_max=0.0, **fb)
 
     plain = await factors()
     assert plain[short.id] > 1.0 and plain[long.id] > 1.0  # both echoed: both lifted
@@ -385,19 +395,14 @@ async def test_the_lift_cap_bounds_a_many_times_echoed_node() -> None:
 
 async def test_the_lift_cap_on_a_stored_ranking(uni: Uniko) -> None:
     agent = uni.agent("fb-cap")
-    await build(MAIN, agent="fb-cap", uni=uni)
-    store = uni.kb.store
-    bundle = await agent.recall("Bailey keyboard counseling", use_cache=False)
-    nodes = list((await store.get_many("fb-cap", [i.node_id for i in bundle.items])).values())
+    nodes = await recalled_nodes(uni, "fb-cap")
     hot = nodes[-1]
     for _ in range(5):
         await agent.feedback([hot.id], True)
         await agent.feedback([n.id for n in nodes if n.id != hot.id], False)
 
     async def fused(**fb: Any) -> dict[str, float]:
-        cfg = RecallConfig().with_options(feedback={"echo_relevance": 0.0, **fb})
-        out = await apply_policy(store, "fb-cap", cfg, [Candidate(node=n, fused=1.0) for n in nodes])
-        return {c.node.id: c.fused for c in out}
+        return await policy_scores(uni, "fb-cap", nodes, **fb)
 
     free, capped = await fused(echo_lift_max=0.0), await fused(echo_lift_max=1.2)
     assert free[hot.id] > 1.2 and capped[hot.id] == pytest.approx(1.2)
