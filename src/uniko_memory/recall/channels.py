@@ -5,8 +5,8 @@ from the question's structure: the temporal channel (nodes inside the question's
 ordered by word overlap), the graph channel (personalised PageRank from the question's entities,
 ``recall.graph``), the neighbours of the strongest turns, the replies to question turns the
 keyword search found, and the Messages a transcript chunk carries. Nodes found by id (graph,
-neighbours, replies) are admitted through the same scope filters as any
-search (``admit``): no side door.
+neighbours, replies) are admitted through the same scope filters as any search (``admit``): no
+side door.
 """
 
 from __future__ import annotations

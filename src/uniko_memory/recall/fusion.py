@@ -53,14 +53,8 @@ class Pool:
     lists: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
 
     def add(self, channel: str, hits: list[Hit]) -> None:
-        if not hits:
-            return
-        self.lists[channel] = [(h.id, rank) for rank, h in enumerate(hits, start=1)]
-        for rank, h in enumerate(hits, start=1):
-            c = self.cands.get(h.id)
-            if c is None:
-                c = self.cands[h.id] = Candidate(h.node)
-            c.channels[channel] = (rank, h.score)
+        """A ranked list: each hit's rank is its position."""
+        self.add_at(channel, hits, list(range(1, len(hits) + 1)))
 
     def add_at(self, channel: str, hits: list[Hit], ranks: list[int]) -> None:
         """A list whose hits carry given (possibly tied) ranks, e.g. the rank of what led to them."""

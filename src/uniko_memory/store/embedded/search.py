@@ -2,11 +2,12 @@
 and their relative-score fusion.
 
 An (agent, tier) with fewer than ``EmbeddedVectorOptions.exact_below`` vectors is searched exactly
-over a RAM matrix (int8 codes with per-row scales for int8 storage, see ``vectors``); a bigger one through an ANN graph (``ann_index``, loaded from its checked
-cache file or rebuilt from SQLite, ``ann_cache``). ANN hits are node rowids resolved through
-``nodes`` (agent, tier, not redacted), so a deleted node never comes back. A filtered vector search
-probes the best candidates against the filter in SQL and widens only while too few pass; a filter
-that admits few rows is scored exactly over those rows instead.
+over a RAM matrix (int8 codes with per-row scales for int8 storage, see ``vectors``); a bigger one
+through an ANN graph (``ann_index``, loaded from its checked cache file or rebuilt from SQLite,
+``ann_cache``). ANN hits are node rowids resolved through ``nodes`` (agent, tier, not redacted), so
+a deleted node never comes back. A filtered vector search probes the best candidates against the
+filter in SQL and widens only while too few pass; a filter that admits few rows is scored exactly
+over those rows instead.
 """
 
 from __future__ import annotations

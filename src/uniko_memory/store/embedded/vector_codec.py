@@ -2,11 +2,11 @@
 
 A blob's length tells its format (``dim``, ``2 * dim`` or ``4 * dim`` bytes), so rows of every
 format can sit side by side in one table and every reader decodes them all. The exact RAM index
-(``vectors``) holds int8 codes with one scale per row when the store writes int8 (``int8_rows``: the
-blobs are copied, never decoded to float32), else float32. A compact vector is renormalised as it is decoded, so the dot products the score
-contract promises stay cosines: float16 rounding moves a unit vector's direction by ~1e-8 (cosine
-with the original), int8 (each component scaled by the vector's largest and rounded to 1/127 of
-it) by ~1e-5, which moves a cosine score by ~1e-3.
+(``vectors``) holds int8 codes with one scale per row when the store writes int8 (``int8_rows``:
+the blobs are copied, never decoded to float32), else float32. A compact vector is renormalised as
+it is decoded, so the dot products the score contract promises stay cosines: float16 rounding moves
+a unit vector's direction by ~1e-8 (cosine with the original), int8 (each component scaled by the
+vector's largest and rounded to 1/127 of it) by ~1e-5, which moves a cosine score by ~1e-3.
 """
 
 from __future__ import annotations

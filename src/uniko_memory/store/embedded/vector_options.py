@@ -27,8 +27,8 @@ class EmbeddedVectorOptions(BaseModel):
     storage: Literal["int8", "float16", "float32"] = "int8"
     #: Rows of one (agent, tier) from which an approximate (HNSW) index answers searches; below it
     #: an exact matrix in RAM does (int8 codes and a scale per row when ``storage`` is int8, a
-    #: quarter of float32's bytes; float32 otherwise). 0 = always ANN (when the package is installed). An index that
-    #: has switched to ANN stays ANN until the store is reopened.
+    #: quarter of float32's bytes; float32 otherwise). 0 = always ANN (when the package is
+    #: installed). An index that has switched to ANN stays ANN until the store is reopened.
     exact_below: int = Field(50_000, ge=0)
     #: HNSW graph degree (M): more = better recall, more memory and a slower build.
     ann_connectivity: int = Field(16, ge=4, le=128)
