@@ -441,12 +441,13 @@ def pack(
                 continue
             # Jaccard <= the size ratio: skip pairs whose overlap could not matter (at or below
             # the redundancy floor and the duplicate threshold, or below what is already known).
-            bound = min(n_other, n_toks) / max(n_other, n_toks)
-            if bound <= ignore_below or bound <= max_sim[i]:
+            bound = n_other / n_toks if n_other < n_toks else n_toks / n_other
+            seen = max_sim[i]
+            if bound <= ignore_below or bound <= seen:
                 continue
             shared = len(other & toks)
             sim = shared / (n_other + n_toks - shared)  # Jaccard
-            if sim > max_sim[i]:
+            if sim > seen:
                 max_sim[i] = sim
                 value[i] = relevance[i] - (1 - mmr_lambda) * _redundancy(sim, similarity_floor)
     for i in alive + deferred:
