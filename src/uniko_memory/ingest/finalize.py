@@ -208,8 +208,14 @@ class SessionFinalizer:
         obs_pieces = _group_lines(obs_lines, cfg.max_chunk_tokens, cfg.min_chunk_tokens, cfg.overlap())
         # The summary is one public node: it draws only on turns everyone may see.
         summary_text = extractive_summary([m for m in messages if m.visibility in ("", "public")])
+        # The session's own chunks carry it as their session too: that column is indexed, so the
+        # lookup reads this session's rows, not every chunk's JSON (linear in the store before).
         existing = await self.store.find(
-            agent, Tier.CHUNK, Eq("parent_id", session_node_id), limit=MAX_SESSION_NODES, order_by="id"
+            agent,
+            Tier.CHUNK,
+            sfilter & Eq("parent_id", session_node_id),
+            limit=MAX_SESSION_NODES,
+            order_by="id",
         )
         old = {c.id: c for c in existing if isinstance(c, Chunk)}
         wanted = self._chunks(agent, session, "session", transcript) + self._chunks(

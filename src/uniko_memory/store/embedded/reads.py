@@ -8,7 +8,7 @@ import numpy as np
 
 from ...model import Node, NodeUsage, Tier
 from ...model.time import from_epoch
-from ..filters import Filter
+from ..filters import And, Eq, Filter
 from .core import NODE_FIELDS, NODE_FIELDS_N, EmbeddedCore, chunks
 from .sql_filter import to_sql
 from .vector_codec import decode
@@ -41,6 +41,10 @@ class EmbeddedReads(EmbeddedCore):
     ) -> list[Node]:
         where, params = to_sql(flt)
         order = self._order_expr(order_by)
+        if _pins_indexed_column(flt):
+            # Sort the few rows that index finds; SQLite would rather walk every node of the agent
+            # in id order to skip the sort (a session's chunks: 0.5 s at 100,000 turns, not 1 ms).
+            order = "+" + order
         direction = "DESC" if descending else "ASC"
         red = "" if include_redacted else "AND n.redacted=0"
         q = (
@@ -122,3 +126,16 @@ class EmbeddedReads(EmbeddedCore):
             lambda c: c.execute("SELECT DISTINCT agent FROM nodes ORDER BY agent").fetchall()
         )
         return [r[0] for r in rows]
+
+
+#: Columns with an index of their own (``schema``): an equality on one selects few rows.
+INDEXED_EQUALITY = frozenset({"session", "participant"})
+
+
+def _pins_indexed_column(flt: Filter | None) -> bool:
+    """Whether ``flt`` requires an equality on an indexed column (alone or in an ``And``)."""
+    if isinstance(flt, Eq):
+        return flt.field in INDEXED_EQUALITY and flt.value is not None
+    if isinstance(flt, And):
+        return any(_pins_indexed_column(p) for p in flt.parts)
+    return False

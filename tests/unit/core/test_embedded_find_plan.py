@@ -1,0 +1,82 @@
+"""``find`` with an equality on an indexed column reads that index's rows, not the whole agent.
+
+Sorting by id let SQLite walk every node of the agent in id order (to skip the sort), testing
+each row's JSON: finalising one session looked up its chunks in 0.5 s at 100,000 turns.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from uniko_memory.model import Chunk, Tier
+from uniko_memory.store.embedded import EmbeddedStore
+from uniko_memory.store.filters import Eq
+
+AGENT = "plan"
+
+
+def _chunk(session: str, i: int) -> Chunk:
+    return Chunk(
+        id=f"chk_{session}_{i:03d}",
+        agent=AGENT,
+        parent_id=session,
+        parent_tier=Tier.SESSION,
+        chunk_type="session",
+        index=i,
+        text=f"turns {i} of {session}",
+        session_id=session,
+    )
+
+
+async def _store(tmp_path: Path) -> EmbeddedStore:
+    store = await EmbeddedStore.open(tmp_path / "p.db", dim=8)
+    async with store.unit(AGENT) as u:
+        for s in ("ses_a", "ses_b", "ses_c"):
+            for i in range(30):
+                u.put(_chunk(s, i))
+    return store
+
+
+def _plans(store: EmbeddedStore) -> list[str]:
+    """The query plans of the ``find`` statements this test runs (traced on the reader)."""
+    seen: list[str] = []
+    conn = store._reader()
+    conn.set_trace_callback(lambda sql: seen.append(sql) if "ORDER BY" in sql else None)
+    return seen
+
+
+def _plan_of(path: Path, sql: str) -> str:
+    conn = sqlite3.connect(path)
+    try:
+        return " ".join(str(r[-1]) for r in conn.execute("EXPLAIN QUERY PLAN " + sql))
+    finally:
+        conn.close()
+
+
+async def test_a_session_equality_uses_the_session_index_and_keeps_the_order(tmp_path: Path) -> None:
+    store = await _store(tmp_path)
+    try:
+        traced = _plans(store)
+        flt = Eq("session", "ses_b") & Eq("parent_id", "ses_b")
+        found = await store.find(AGENT, Tier.CHUNK, flt, limit=100, order_by="id")
+        assert [c.id for c in found] == [f"chk_ses_b_{i:03d}" for i in range(30)]
+        desc = await store.find(AGENT, Tier.CHUNK, flt, limit=5, order_by="id", descending=True)
+        assert [c.id for c in desc] == [f"chk_ses_b_{i:03d}" for i in range(29, 24, -1)]
+        assert traced, "the find statement was not traced"
+        # The traced text has its parameters bound, so it can be planned as it ran.
+        plan = _plan_of(tmp_path / "p.db", traced[0])
+        assert "nodes_session" in plan, plan
+    finally:
+        await store.close()
+
+
+async def test_a_find_without_an_indexed_equality_still_walks_the_id_order(tmp_path: Path) -> None:
+    store = await _store(tmp_path)
+    try:
+        traced = _plans(store)
+        found = await store.find(AGENT, Tier.CHUNK, Eq("parent_id", "ses_c"), limit=3, order_by="id")
+        assert [c.id for c in found] == [f"chk_ses_c_{i:03d}" for i in range(3)]
+        assert "nodes_session" not in _plan_of(tmp_path / "p.db", traced[0])
+    finally:
+        await store.close()
