@@ -442,6 +442,11 @@ class RecallGraph(_Group):
     hops: int = Field(2, ge=0)
     #: The most nodes of the neighbourhood the walk reads.
     max_nodes: int = Field(4000, ge=1)
+    #: About the most edges the walk reads (0: no cap). A large memory's second hop reaches
+    #: entities mentioned thousands of times; past the cap the rest of the frontier is not read.
+    max_edges: int = Field(6000, ge=0)
+    #: Frontier nodes read per store call while the walk is under ``max_edges``.
+    edge_read_batch: int = Field(64, ge=1)
     #: PageRank damping: the share of each step that follows an edge rather than returning to the
     #: seeds.
     damping: float = Field(0.85, gt=0.0, lt=1.0)

@@ -124,7 +124,15 @@ class Channels:
         seeds = graph_seeds(self.intent, self.cfg)
         if not seeds:
             return []
-        edges = await neighbourhood(self.store, self.agent, seeds, hops=g.hops, max_nodes=g.max_nodes)
+        edges = await neighbourhood(
+            self.store,
+            self.agent,
+            seeds,
+            hops=g.hops,
+            max_nodes=g.max_nodes,
+            max_edges=g.max_edges or None,
+            read_batch=g.edge_read_batch,
+        )
         rank = personalized_pagerank(
             edges,
             seeds,

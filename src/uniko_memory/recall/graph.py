@@ -39,18 +39,44 @@ async def neighbourhood(
     hops: int,
     max_nodes: int,
     edge_types: Sequence[EdgeType] = WALK_EDGES,
+    *,
+    max_edges: int | None = None,
+    read_batch: int = 64,
 ) -> list[tuple[str, str, str]]:
     """Edges (src, type, dst) of ``edge_types`` within ``hops`` of the seeds, reading at most
-    ``max_nodes`` nodes."""
+    ``max_nodes`` nodes and (``max_edges``, None: no cap) about that many edges.
+
+    A frontier is read ``read_batch`` nodes at a time until the walk holds ``max_edges`` edges:
+    in a large memory the second hop reaches entities mentioned thousands of times, and reading
+    every edge of ~4,000 such nodes took 0.2-0.6 s a recall at 100,000 turns. Below the cap the
+    walk is the same as reading the frontier whole; at the cap the kept edges are the first
+    ``max_edges`` in (src, type, dst) order of those read."""
     seen: set[str] = set(seeds)
     frontier = list(seeds)
     edges: dict[tuple[str, str, str], None] = {}
     for _ in range(hops):
         if not frontier:
             break
-        found = await store.neighbor_keys(agent, frontier, edge_types, Direction.BOTH)
+        room = None if max_edges is None else max_edges - len(edges)
+        if room is not None and room <= 0:
+            break
+        found: set[tuple[str, str, str]] = set()
+        fresh = 0  # found edges the walk does not hold yet
+        step = len(frontier) if room is None else max(1, read_batch)
+        for start in range(0, len(frontier), step):
+            part = frontier[start : start + step]
+            for key in await store.neighbor_keys(agent, part, edge_types, Direction.BOTH):
+                if key not in found:
+                    found.add(key)
+                    fresh += key not in edges
+            if room is not None and fresh >= room:
+                break
+        ordered = sorted(found)  # store order is unspecified; the walk must be deterministic
+        if room is not None:
+            # (an edge held already adds nothing: its ends were offered to ``seen`` when it came)
+            ordered = [k for k in ordered if k not in edges][:room]
         nxt: list[str] = []
-        for key in sorted(found):  # store order is unspecified; the walk must be deterministic
+        for key in ordered:
             edges[key] = None
             for n in (key[0], key[2]):
                 if n not in seen and len(seen) < max_nodes:

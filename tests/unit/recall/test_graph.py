@@ -68,6 +68,54 @@ async def test_max_nodes_caps_the_frontier(store: EmbeddedStore) -> None:
     assert edges == [("msg_1", "MENTIONS", "ent_x")]
 
 
+@pytest_asyncio.fixture
+async def hubs() -> AsyncIterator[EmbeddedStore]:
+    """A seed mentioned by 40 turns, each of which also mentions one of two busy entities."""
+    s = await EmbeddedStore.in_memory(dim=8)
+    async with s.unit(AGENT) as u:
+        for i in range(40):
+            u.put_edge(Edge(type=EdgeType.MENTIONS, src=f"msg_{i:02d}", dst="ent_seed"))
+            u.put_edge(Edge(type=EdgeType.MENTIONS, src=f"msg_{i:02d}", dst=f"ent_hub{i % 2}"))
+        for j in range(200):  # the hubs' other mentions: the second hop's bulk
+            u.put_edge(Edge(type=EdgeType.MENTIONS, src=f"msg_x{j:03d}", dst=f"ent_hub{j % 2}"))
+    yield s
+    await s.close()
+
+
+@pytest.mark.asyncio
+async def test_an_edge_budget_the_walk_stays_under_changes_nothing(hubs: EmbeddedStore) -> None:
+    whole = await neighbourhood(hubs, AGENT, ["ent_seed"], hops=3, max_nodes=1000)
+    assert len(whole) == 280
+    for batch in (1, 7, 64):
+        same = await neighbourhood(
+            hubs, AGENT, ["ent_seed"], hops=3, max_nodes=1000, max_edges=280, read_batch=batch
+        )
+        assert same == whole
+
+
+@pytest.mark.asyncio
+async def test_the_edge_budget_stops_reading_the_frontier(hubs: EmbeddedStore) -> None:
+    first_hop = await neighbourhood(hubs, AGENT, ["ent_seed"], hops=1, max_nodes=1000)
+    reads: list[int] = []
+    real = hubs.neighbor_keys
+
+    async def counted(agent, ids, *args, **kwargs):  # type: ignore[no-untyped-def]
+        reads.append(len(ids))
+        return await real(agent, ids, *args, **kwargs)
+
+    hubs.neighbor_keys = counted  # type: ignore[method-assign]
+    capped = await neighbourhood(
+        hubs, AGENT, ["ent_seed"], hops=2, max_nodes=1000, max_edges=60, read_batch=8
+    )
+    assert len(capped) == 60
+    # Hop one holds the seed's 40 edges; hop two reads its 40 turns 8 at a time (each batch: 8
+    # new edges to a hub) and stops once 20 more are found, after three batches.
+    assert capped[:40] == first_hop
+    assert reads == [1, 8, 8, 8]
+    again = await neighbourhood(hubs, AGENT, ["ent_seed"], hops=2, max_nodes=1000, max_edges=60, read_batch=8)
+    assert again == capped  # deterministic
+
+
 def test_pagerank_prefers_nodes_near_the_seed_and_heavier_edges() -> None:
     edges = [("a", "MENTIONS", "s"), ("b", "IN_SESSION", "s"), ("c", "MENTIONS", "a")]
     rank = personalized_pagerank(edges, ["s"], {"MENTIONS": 1.0, "IN_SESSION": 0.3})
