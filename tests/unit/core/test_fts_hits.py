@@ -103,3 +103,32 @@ async def test_a_write_is_seen_by_the_next_search(store: EmbeddedStore) -> None:
     assert [h.id for h in await store.text_search(AGENT, Tier.MESSAGE, "zanzibar", k=5)] == [new.id]
     assert await store.delete(AGENT, [new.id]) == 1
     assert await store.text_search(AGENT, Tier.MESSAGE, "zanzibar", k=5) == []
+
+
+async def test_usage_and_meta_writes_keep_the_memo_content_writes_drop_it(store: EmbeddedStore) -> None:
+    from uniko_memory.model import UsageDelta
+
+    statements: list[str] = []
+    conn = store._reader()
+    conn.set_trace_callback(statements.append)
+
+    def scored() -> int:
+        """BM25 passes run since the last call (each scores every match once)."""
+        n = sum("bm25(fts), rowid FROM fts" in s for s in statements)
+        statements.clear()
+        return n
+
+    chunks_of = Eq("chunk_type", "message")
+    first = await store.text_search(AGENT, Tier.CHUNK, "porto cat", k=5, filter=chunks_of)
+    assert scored() == 1
+    await store.record_usage(AGENT, {first[0].id: UsageDelta(access_count=1)})
+    await store.set_meta("note", "x")
+    # A recall's own read tracking and a meta write change no row a search reads: the memo holds.
+    assert await store.text_search(AGENT, Tier.CHUNK, "porto cat", k=5, filter=chunks_of) == first
+    assert scored() == 0
+    m = message(AGENT, "porto-new", "porto cat porto cat", session=2)
+    async with store.unit(AGENT) as u:
+        u.put(chunk(AGENT, m, 0, "porto cat porto cat porto"))
+    again = await store.text_search(AGENT, Tier.CHUNK, "porto cat", k=5, filter=chunks_of)
+    assert scored() == 1
+    assert again[0].id != first[0].id and again[0].node.text.startswith("porto cat porto cat")

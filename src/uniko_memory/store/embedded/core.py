@@ -101,8 +101,12 @@ class EmbeddedCore(BaseStore[EmbeddedUnit]):
         self._reading = 0
         self._reads_done = threading.Condition()
         self._local = threading.local()
+        #: Commits of this process that may change nodes, edges or the keyword index (not usage
+        #: counts or meta): the search memos' version, so a recall's own usage write does not
+        #: throw away what the next recall can reuse.
+        self._content_writes = 0
         #: Scored keyword matches per reader connection and query (``fts_hits``).
-        self._fts_hits = FtsHits()
+        self._fts_hits = FtsHits(self._memo_version)
         self._indexes: dict[tuple[str, str], AnyIndex] = {}
         self._locks: list[Any] = []
         self._writer = self._connect()
@@ -156,6 +160,7 @@ class EmbeddedCore(BaseStore[EmbeddedUnit]):
             self._check_open()
             try:
                 if vacuum:  # outside a transaction: the one statement that may not run in one
+                    self._content_writes += 1  # VACUUM may renumber rows
                     self._writer.execute("VACUUM")
                 busy = self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
             except sqlite3.Error as exc:
@@ -301,7 +306,15 @@ class EmbeddedCore(BaseStore[EmbeddedUnit]):
             await self._read(lambda conn: None)
         return self.generation(agent) + self._external
 
-    async def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+    def _memo_version(self, conn: sqlite3.Connection) -> tuple[int, int]:
+        """What a search memo is valid for: this process's content commits and, for a reader
+        beside another process, that process's commits (``PRAGMA data_version``)."""
+        external = int(conn.execute("PRAGMA data_version").fetchone()[0]) if self.read_only else 0
+        return self._content_writes, external
+
+    async def _write(self, fn: Callable[[sqlite3.Connection], T], *, content: bool = True) -> T:
+        """Run ``fn`` in one write transaction. ``content=False``: it touches only usage counts
+        or meta, which no search memo depends on."""
         self._check_open()
         if self.read_only:
             raise StoreReadOnly(
@@ -316,8 +329,12 @@ class EmbeddedCore(BaseStore[EmbeddedUnit]):
                 conn = self._writer
                 try:
                     conn.execute("BEGIN IMMEDIATE")
-                    result = fn(conn)
-                    conn.execute("COMMIT")
+                    try:
+                        result = fn(conn)
+                        conn.execute("COMMIT")
+                    finally:
+                        # (also after a failure: a transaction that went half-way is not trusted)
+                        self._content_writes += content
                     return result
                 except BaseException as exc:
                     if conn.in_transaction:

@@ -4,7 +4,8 @@ A recall asks the same words of several tiers and filters (messages, observation
 three kinds): run as one SQL statement each, FTS5 scored every row the words match once per
 channel, and joined each to ``nodes`` to test the tier and filter (at 20,000 turns ~11 ms a
 channel, six a recall). Here the matches are scored once, kept per reader connection until the
-database changes (``PRAGMA data_version``), and each channel walks them best first, testing rows
+content changes (the store's ``_memo_version``: usage counts and meta do not count), and each
+channel walks them best first, testing rows
 in batches until it holds its k: the same rows in the same order as the single statement
 (``ORDER BY bm25, id``), for a fraction of the work.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Hashable
 from typing import Any
 
 #: Rowids tested against the tier and filter per statement.
@@ -22,15 +24,21 @@ BATCH = 400
 KEEP = 4
 
 
-class FtsHits:
-    """Scored FTS matches per (connection, query), valid while ``data_version`` is unchanged."""
+def _data_version(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("PRAGMA data_version").fetchone()[0])
 
-    def __init__(self) -> None:
+
+class FtsHits:
+    """Scored FTS matches per (connection, query), valid while ``version(conn)`` is unchanged
+    (default: ``PRAGMA data_version``, any commit of another connection)."""
+
+    def __init__(self, version: Callable[[sqlite3.Connection], Hashable] | None = None) -> None:
         self._lock = threading.Lock()
-        self._by_conn: dict[int, tuple[int, OrderedDict[str, Any]]] = {}
+        self._version = version or _data_version
+        self._by_conn: dict[int, tuple[Hashable, OrderedDict[str, Any]]] = {}
 
     def _cache(self, conn: sqlite3.Connection) -> OrderedDict[str, Any]:
-        version = int(conn.execute("PRAGMA data_version").fetchone()[0])
+        version = self._version(conn)
         with self._lock:
             held = self._by_conn.get(id(conn))
             if held is None or held[0] != version:
@@ -95,7 +103,14 @@ class FtsHits:
             ),
         )
         if size < len(ranked):
-            ids = dict(conn.execute(f"SELECT n.rowid, n.id FROM nodes n WHERE {admit}", args).fetchall())
+            # The admitted rows of a small tier are the same for every query until a write.
+            ids: dict[int, str] = self.memo(
+                conn,
+                f"rows:{admit}\x1f{args!r}",
+                lambda: dict(
+                    conn.execute(f"SELECT n.rowid, n.id FROM nodes n WHERE {admit}", args).fetchall()
+                ),
+            )
             found = [(s, ids[r]) for s, r in ranked if r in ids]
             found.sort()
             return [(i, -s) for s, i in found[:k]]

@@ -257,9 +257,10 @@ class EmbeddedWrites(EmbeddedCore):
                 rows,
             )
 
-        await self._write(apply)
+        await self._write(apply, content=False)
 
     async def _set_meta(self, key: str, value: str) -> None:
         await self._write(
-            lambda c: c.execute("INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)", (key, value))
+            lambda c: c.execute("INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)", (key, value)),
+            content=False,
         )
