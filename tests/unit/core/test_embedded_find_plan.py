@@ -1,4 +1,5 @@
-"""``find`` with an equality on an indexed column reads that index's rows, not the whole agent.
+"""``find`` with an equality on an indexed column, or asking for every row, reads the rows an index
+of the tier finds, not every node of the agent.
 
 Sorting by id let SQLite walk every node of the agent in id order (to skip the sort), testing
 each row's JSON: finalising one session looked up its chunks in 0.5 s at 100,000 turns.
@@ -78,5 +79,18 @@ async def test_a_find_without_an_indexed_equality_still_walks_the_id_order(tmp_p
         found = await store.find(AGENT, Tier.CHUNK, Eq("parent_id", "ses_c"), limit=3, order_by="id")
         assert [c.id for c in found] == [f"chk_ses_c_{i:03d}" for i in range(3)]
         assert "nodes_session" not in _plan_of(tmp_path / "p.db", traced[0])
+    finally:
+        await store.close()
+
+
+async def test_a_find_that_wants_every_row_sorts_the_tiers_rows(tmp_path: Path) -> None:
+    store = await _store(tmp_path)
+    try:
+        traced = _plans(store)
+        found = await store.find(AGENT, Tier.CHUNK, Eq("parent_id", "ses_c"), limit=1_000_000, order_by="id")
+        assert [c.id for c in found] == [f"chk_ses_c_{i:03d}" for i in range(30)]
+        plan = _plan_of(tmp_path / "p.db", traced[0])
+        # The tier's own index, not a walk over every node of the agent in id order.
+        assert "nodes_id" not in plan and "tier=?" in plan, plan
     finally:
         await store.close()

@@ -41,9 +41,11 @@ class EmbeddedReads(EmbeddedCore):
     ) -> list[Node]:
         where, params = to_sql(flt)
         order = self._order_expr(order_by)
-        if _pins_indexed_column(flt):
-            # Sort the few rows that index finds; SQLite would rather walk every node of the agent
-            # in id order to skip the sort (a session's chunks: 0.5 s at 100,000 turns, not 1 ms).
+        if _pins_indexed_column(flt) or limit >= SORT_ABOVE_LIMIT:
+            # Read the rows the filter's best index finds and sort them: SQLite would rather walk
+            # every node of the agent (all tiers) in id order to skip the sort, which costs the
+            # whole agent whenever the limit is not reached first (a session's chunks: 0.5 s at
+            # 100,000 turns, not 1 ms; the open Facts of 500 subjects: 459 ms, not 24).
             order = "+" + order
         direction = "DESC" if descending else "ASC"
         red = "" if include_redacted else "AND n.redacted=0"
@@ -127,6 +129,10 @@ class EmbeddedReads(EmbeddedCore):
         )
         return [r[0] for r in rows]
 
+
+#: A ``find`` asking for at least this many rows wants them all: sorting the tier's rows beats
+#: walking the agent's id index, which reaches the limit only after reading everything.
+SORT_ABOVE_LIMIT = 1_000
 
 #: Columns with an index of their own (``schema``): an equality on one selects few rows.
 INDEXED_EQUALITY = frozenset({"session", "participant"})
