@@ -151,9 +151,10 @@ async def run_cycle(
     limit = batch or config.pipeline.consolidation_batch_size
     for attempt in range(2):
         scan_start = utcnow()
-        observations = await load_unprocessed(store, agent, limit, since=scan_hint(store, agent))
+        hint = scan_hint(store, agent, scan_start)
+        observations = await load_unprocessed(store, agent, limit, since=hint.since)
         if len(observations) < limit:  # the whole backlog is in hand: later scans can start here
-            set_scan_hint(store, agent, scan_start)
+            set_scan_hint(store, agent, scan_start, hint)
         if not observations:
             return CycleStats()
         stats = await _cycle(store, config, embedder, agent, observations, triples, now or utcnow())
