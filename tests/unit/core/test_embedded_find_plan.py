@@ -8,7 +8,10 @@ each row's JSON: finalising one session looked up its chunks in 0.5 s at 100,000
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import AsyncIterator
 from pathlib import Path
+
+import pytest
 
 from uniko_memory.model import Chunk, Tier
 from uniko_memory.store.embedded import EmbeddedStore
@@ -30,13 +33,15 @@ def _chunk(session: str, i: int) -> Chunk:
     )
 
 
-async def _store(tmp_path: Path) -> EmbeddedStore:
-    store = await EmbeddedStore.open(tmp_path / "p.db", dim=8)
-    async with store.unit(AGENT) as u:
-        for s in ("ses_a", "ses_b", "ses_c"):
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[EmbeddedStore]:
+    s = await EmbeddedStore.open(tmp_path / "p.db", dim=8)
+    async with s.unit(AGENT) as u:
+        for session in ("ses_a", "ses_b", "ses_c"):
             for i in range(30):
-                u.put(_chunk(s, i))
-    return store
+                u.put(_chunk(session, i))
+    yield s
+    await s.close()
 
 
 def _plans(store: EmbeddedStore) -> list[str]:
@@ -55,42 +60,34 @@ def _plan_of(path: Path, sql: str) -> str:
         conn.close()
 
 
-async def test_a_session_equality_uses_the_session_index_and_keeps_the_order(tmp_path: Path) -> None:
-    store = await _store(tmp_path)
-    try:
-        traced = _plans(store)
-        flt = Eq("session", "ses_b") & Eq("parent_id", "ses_b")
-        found = await store.find(AGENT, Tier.CHUNK, flt, limit=100, order_by="id")
-        assert [c.id for c in found] == [f"chk_ses_b_{i:03d}" for i in range(30)]
-        desc = await store.find(AGENT, Tier.CHUNK, flt, limit=5, order_by="id", descending=True)
-        assert [c.id for c in desc] == [f"chk_ses_b_{i:03d}" for i in range(29, 24, -1)]
-        assert traced, "the find statement was not traced"
-        # The traced text has its parameters bound, so it can be planned as it ran.
-        plan = _plan_of(tmp_path / "p.db", traced[0])
-        assert "nodes_session" in plan, plan
-    finally:
-        await store.close()
+async def test_a_session_equality_uses_the_session_index_and_keeps_the_order(
+    store: EmbeddedStore, tmp_path: Path
+) -> None:
+    traced = _plans(store)
+    flt = Eq("session", "ses_b") & Eq("parent_id", "ses_b")
+    found = await store.find(AGENT, Tier.CHUNK, flt, limit=100, order_by="id")
+    assert [c.id for c in found] == [f"chk_ses_b_{i:03d}" for i in range(30)]
+    desc = await store.find(AGENT, Tier.CHUNK, flt, limit=5, order_by="id", descending=True)
+    assert [c.id for c in desc] == [f"chk_ses_b_{i:03d}" for i in range(29, 24, -1)]
+    assert traced, "the find statement was not traced"
+    # The traced text has its parameters bound, so it can be planned as it ran.
+    plan = _plan_of(tmp_path / "p.db", traced[0])
+    assert "nodes_session" in plan, plan
 
 
-async def test_a_find_without_an_indexed_equality_still_walks_the_id_order(tmp_path: Path) -> None:
-    store = await _store(tmp_path)
-    try:
-        traced = _plans(store)
-        found = await store.find(AGENT, Tier.CHUNK, Eq("parent_id", "ses_c"), limit=3, order_by="id")
-        assert [c.id for c in found] == [f"chk_ses_c_{i:03d}" for i in range(3)]
-        assert "nodes_session" not in _plan_of(tmp_path / "p.db", traced[0])
-    finally:
-        await store.close()
+async def test_a_find_without_an_indexed_equality_still_walks_the_id_order(
+    store: EmbeddedStore, tmp_path: Path
+) -> None:
+    traced = _plans(store)
+    found = await store.find(AGENT, Tier.CHUNK, Eq("parent_id", "ses_c"), limit=3, order_by="id")
+    assert [c.id for c in found] == [f"chk_ses_c_{i:03d}" for i in range(3)]
+    assert "nodes_session" not in _plan_of(tmp_path / "p.db", traced[0])
 
 
-async def test_a_find_that_wants_every_row_sorts_the_tiers_rows(tmp_path: Path) -> None:
-    store = await _store(tmp_path)
-    try:
-        traced = _plans(store)
-        found = await store.find(AGENT, Tier.CHUNK, Eq("parent_id", "ses_c"), limit=1_000_000, order_by="id")
-        assert [c.id for c in found] == [f"chk_ses_c_{i:03d}" for i in range(30)]
-        plan = _plan_of(tmp_path / "p.db", traced[0])
-        # The tier's own index, not a walk over every node of the agent in id order.
-        assert "nodes_id" not in plan and "tier=?" in plan, plan
-    finally:
-        await store.close()
+async def test_a_find_that_wants_every_row_sorts_the_tiers_rows(store: EmbeddedStore, tmp_path: Path) -> None:
+    traced = _plans(store)
+    found = await store.find(AGENT, Tier.CHUNK, Eq("parent_id", "ses_c"), limit=1_000_000, order_by="id")
+    assert [c.id for c in found] == [f"chk_ses_c_{i:03d}" for i in range(30)]
+    plan = _plan_of(tmp_path / "p.db", traced[0])
+    # The tier's own index, not a walk over every node of the agent in id order.
+    assert "nodes_id" not in plan and "tier=?" in plan, plan
