@@ -119,9 +119,9 @@ class Channels:
         return [Hit(n, 1.0) for n in nodes[: self.cfg.breadth.temporal_k]]
 
     # ------------------------------------------------------------------ graph
-    async def graph(self) -> list[Hit]:
+    async def graph(self, seeds: list[str]) -> list[Hit]:
+        """Personalised PageRank from ``seeds`` (``graph_seeds``) over their neighbourhood."""
         g = self.cfg.graph
-        seeds = graph_seeds(self.intent, self.cfg)
         if not seeds:
             return []
         edges = await neighbourhood(

@@ -71,10 +71,9 @@ async def neighbourhood(
                     fresh += key not in edges
             if room is not None and fresh >= room:
                 break
-        ordered = sorted(found)  # store order is unspecified; the walk must be deterministic
-        if room is not None:
-            # (an edge held already adds nothing: its ends were offered to ``seen`` when it came)
-            ordered = [k for k in ordered if k not in edges][:room]
+        # Store order is unspecified; the walk must be deterministic. An edge held already adds
+        # nothing: its ends were offered to ``seen`` when it came.
+        ordered = [k for k in sorted(found) if k not in edges][:room]
         nxt: list[str] = []
         for key in ordered:
             edges[key] = None

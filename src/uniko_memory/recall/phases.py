@@ -111,8 +111,8 @@ class Cascade:
             )
         if c.channels.temporal_enabled and it.temporal_window:
             jobs["temporal"] = ch.temporal()
-        if c.graph.enabled and graph_seeds(it, c):
-            jobs["graph"] = ch.graph()
+        if c.graph.enabled and (seeds := graph_seeds(it, c)):
+            jobs["graph"] = ch.graph(seeds)
         results = await asyncio.gather(*jobs.values())
         for name, hits in zip(jobs, results, strict=True):
             self.pool.add(name, hits)

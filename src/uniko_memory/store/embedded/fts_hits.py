@@ -5,9 +5,8 @@ three kinds): run as one SQL statement each, FTS5 scored every row the words mat
 channel, and joined each to ``nodes`` to test the tier and filter (at 20,000 turns ~11 ms a
 channel, six a recall). Here the matches are scored once, kept per reader connection until the
 content changes (the store's ``_memo_version``: usage counts and meta do not count), and each
-channel walks them best first, testing rows
-in batches until it holds its k: the same rows in the same order as the single statement
-(``ORDER BY bm25, id``), for a fraction of the work.
+channel walks them best first, testing rows in batches until it holds its k: the same rows in the
+same order as the single statement (``ORDER BY bm25, id``), for a fraction of the work.
 """
 
 from __future__ import annotations

@@ -24,9 +24,7 @@ _INT8_SCALE = 127.0
 def encode(vec: np.ndarray, storage: Storage) -> bytes:
     """The blob of a unit vector in the configured at-rest precision."""
     if storage == "int8":
-        v = np.asarray(vec, dtype=np.float32)
-        top = float(np.max(np.abs(v)))
-        return np.rint(v * (_INT8_SCALE / top)).astype(np.int8).tobytes()
+        return quantise_rows(np.asarray(vec, dtype=np.float32)[None, :])[0].tobytes()
     return np.asarray(vec, dtype=np.float16 if storage == "float16" else np.float32).tobytes()
 
 
