@@ -385,8 +385,16 @@ NODE_TYPES: dict[Tier, type[Node]] = {
 }
 
 
+#: The same table keyed by the tier's name (``Tier`` members hash by member name, not value): a
+#: store decodes every row it reads through ``node_class``, ~200 a recall.
+_BY_NAME: dict[str, type[Node]] = {t.value: cls for t, cls in NODE_TYPES.items()}
+
+
 def node_class(tier: Tier | str) -> type[Node]:
     """The class for a tier name; unknown names raise ``UnknownTier``."""
+    found = _BY_NAME.get(tier.value if isinstance(tier, Tier) else tier) if isinstance(tier, str) else None
+    if found is not None:
+        return found
     from ..errors import UnknownTier
 
     try:

@@ -102,7 +102,13 @@ def find_temporal_phrases(text: str, reference: datetime) -> list[TemporalMatch]
     # A phrase that matched but cannot be resolved ("31 February 2023", "winter 2022") stays in
     # the candidate list as a blocker, so a shorter rule cannot read a wrong window out of it.
     candidates: list[tuple[int, int, TemporalWindow | None]] = []
-    for pattern, resolver in RULES:
+    present: dict[re.Pattern[str], bool] = {}
+    for pattern, resolver, cue in RULES:
+        if cue is not None:
+            if cue not in present:
+                present[cue] = cue.search(text) is not None
+            if not present[cue]:
+                continue
         for m in pattern.finditer(text):
             try:
                 span = resolver(m, ref_day, is_future_context(text, m.start()))
