@@ -10,6 +10,7 @@ from ...model import Node, NodeUsage, Tier
 from ...model.time import from_epoch
 from ..filters import And, Eq, Filter
 from .core import NODE_FIELDS, NODE_FIELDS_N, EmbeddedCore, chunks
+from .schema import SCOPE_COLUMNS
 from .sql_filter import to_sql
 from .vector_codec import decode
 
@@ -134,8 +135,8 @@ class EmbeddedReads(EmbeddedCore):
 #: walking the agent's id index, which reaches the limit only after reading everything.
 SORT_ABOVE_LIMIT = 1_000
 
-#: Columns with an index of their own (``schema``): an equality on one selects few rows.
-INDEXED_EQUALITY = frozenset({"session", "participant"})
+#: Columns with an index of their own: an equality on one selects few rows.
+INDEXED_EQUALITY = frozenset(SCOPE_COLUMNS)
 
 
 def _pins_indexed_column(flt: Filter | None) -> bool:
