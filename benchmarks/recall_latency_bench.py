@@ -4,6 +4,10 @@ Query embedding and NLP are included; no reranker; the recall cache is off; the 
 (``agent.recall(q, token_budget=N)``, no item limit) unless ``--limit`` is given. The memory is
 ingested through the facade first (or reused with ``--store`` from an earlier run).
 
+``--peer mem0`` (extra ``peers``) ingests the same conversation into mem0 OSS (offline, no LLM;
+``benchmarks.harness.mem0_system``) and times its 10-item ``search`` right after each recall, on
+the same question, neither with a cached query embedding: the issue-20 bar is the ratio of the two.
+
     uv run python -m benchmarks.recall_latency_bench --data ../shared/data/locomo/locomo_dev.json
 """
 
@@ -11,11 +15,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import platform
 import statistics
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from benchmarks.harness.convert import load_any
 from benchmarks.harness.run import reference_time
@@ -52,6 +58,7 @@ async def run(
     repeats: int,
     fresh: bool,
     limit: int | None = None,
+    peer: str = "none",
 ) -> dict[str, float]:
     ds = load_any(data, "locomo")
     conv = sorted(ds.conversations, key=lambda c: c.id)[conv_index]
@@ -63,6 +70,9 @@ async def run(
         agent = uni.agent(AGENT)
         questions = [q for q in conv.questions if not q.abstention]
         await agent.recall(questions[0].text, token_budget=budget, use_cache=False)  # warm-up
+        mem0 = await _peer(peer, conv, questions[0].text)
+        peer_lat: list[float] = []
+        load_start = os.getloadavg()[0]
         lat: list[float] = []
         early = 0
         cpu0 = time.process_time()
@@ -78,8 +88,23 @@ async def run(
                 )
                 lat.append((time.perf_counter() - t0) * 1000)
                 early += b.phase1_only or b.phase2_only
-        cpu_ms = (time.process_time() - cpu0) * 1000 / len(lat)
+                if mem0 is not None:
+                    t0 = time.perf_counter()
+                    mem0.search(q.text, PEER_TOP_K)
+                    peer_lat.append((time.perf_counter() - t0) * 1000)
+        cpu_ms = (time.process_time() - cpu0) * 1000 / len(lat)  # the peer's searches included
         lat.sort()
+        peer_figures: dict[str, float] = {}
+        if mem0 is not None:
+            peer_lat.sort()
+            m50, m95 = statistics.median(peer_lat), peer_lat[int(0.95 * (len(peer_lat) - 1))]
+            peer_figures = {
+                "mem0_search_p50_ms": m50,
+                "mem0_search_p95_ms": m95,
+                "p50_ratio_to_mem0": statistics.median(lat) / m50,
+                "p95_ratio_to_mem0": lat[int(0.95 * (len(lat) - 1))] / m95,
+            }
+            await mem0.close()
         return {
             "conversation": conv.id,  # type: ignore[dict-item]
             "turns": len(conv.turns()),
@@ -89,9 +114,29 @@ async def run(
             "early_exit_share": early / len(lat),
             "process_cpu_ms_per_recall": cpu_ms,
             "limit": "default (budget-driven)" if limit is None else limit,  # type: ignore[dict-item]
+            **peer_figures,
+            "load_1min_start_end": f"{load_start:.2f} / {os.getloadavg()[0]:.2f}",  # type: ignore[dict-item]
         }
     finally:
         await uni.close()
+
+
+#: The peer's result count: the issue-20 bar compares with mem0's 10-item search.
+PEER_TOP_K = 10
+
+
+async def _peer(peer: str, conv: object, warm_query: str) -> Any:
+    """mem0 holding the conversation (None without ``--peer mem0``); a clear exit without ``mem0ai``."""
+    if peer == "none":
+        return None
+    from benchmarks.harness.mem0_system import Mem0System, mem0_available
+
+    if not mem0_available():
+        raise SystemExit("--peer mem0 needs mem0ai: install the 'peers' extra (uv sync --extra peers)")
+    system = Mem0System(query_cache_size=0)
+    await system.setup(conv)  # type: ignore[arg-type]
+    system.search(warm_query, PEER_TOP_K)  # warm-up, as uniko's
+    return system
 
 
 def main() -> None:
@@ -102,10 +147,11 @@ def main() -> None:
     ap.add_argument("--budget", type=int, default=1000)
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--limit", type=int, default=None, help="item limit (default: the default call's)")
+    ap.add_argument("--peer", choices=["none", "mem0"], default="none", help="time mem0's search beside it")
     args = ap.parse_args()
     fresh = args.store is None or not args.store.exists()
     r = asyncio.run(
-        run(args.data, args.store, args.conversation, args.budget, args.repeats, fresh, args.limit)
+        run(args.data, args.store, args.conversation, args.budget, args.repeats, fresh, args.limit, args.peer)
     )
     print(
         f"Recall latency — {platform.machine()}, {datetime.now(UTC):%Y-%m-%d}, token budget {args.budget}\n"

@@ -132,3 +132,26 @@ async def test_usage_and_meta_writes_keep_the_memo_content_writes_drop_it(store:
     again = await store.text_search(AGENT, Tier.CHUNK, "porto cat", k=5, filter=chunks_of)
     assert scored() == 1
     assert again[0].id != first[0].id and again[0].node.text.startswith("porto cat porto cat")
+
+
+async def test_term_counts_are_counted_once_until_the_content_changes(store: EmbeddedStore) -> None:
+    from uniko_memory.store.embedded.fts_query import term_rows
+
+    statements: list[str] = []
+    conn = store._reader()
+    conn.set_trace_callback(statements.append)
+    hits = store._fts_hits
+    terms = quoted_terms("porto harbour zanzibar")
+
+    def counted(ts: list[str]) -> tuple[int, list[int]]:
+        statements.clear()
+        return hits.term_rows(conn, ts)
+
+    first = counted(terms)
+    assert first == term_rows(conn, "fts", terms) and first[1][2] == 0
+    assert counted(terms) == first and statements == []  # kept: no statement
+    assert counted(terms[1:]) == (first[0], first[1][1:]) and statements == []
+    async with store.unit(AGENT) as u:  # a content write: every count is stale
+        u.put(message(AGENT, "zz", "zanzibar zanzibar", session=3))
+    after = counted(terms)
+    assert after == term_rows(conn, "fts", terms) and after[1][2] == 1 and statements

@@ -17,10 +17,16 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any
 
+from .fts_query import term_rows
+
 #: Rowids tested against the tier and filter per statement.
 BATCH = 400
 #: Query texts kept per connection (a recall's variants of the question).
 KEEP = 4
+#: Terms whose row counts are kept per connection.
+TERMS_KEPT = 4096
+#: The key under which ``term_rows`` keeps ``max(rowid)`` (never a quoted term).
+_MAX_ROWID = "\x00max(rowid)"
 
 
 def _data_version(conn: sqlite3.Connection) -> int:
@@ -35,6 +41,7 @@ class FtsHits:
         self._lock = threading.Lock()
         self._version = version or _data_version
         self._by_conn: dict[int, tuple[Hashable, OrderedDict[str, Any]]] = {}
+        self._terms: dict[int, tuple[Hashable, dict[str, int]]] = {}
 
     def _cache(self, conn: sqlite3.Connection) -> OrderedDict[str, Any]:
         version = self._version(conn)
@@ -48,6 +55,7 @@ class FtsHits:
     def forget(self, conn: sqlite3.Connection) -> None:
         with self._lock:
             self._by_conn.pop(id(conn), None)
+            self._terms.pop(id(conn), None)
 
     def memo(self, conn: sqlite3.Connection, key: str, compute: Any) -> Any:
         """``compute()`` once per key while the database is unchanged (this connection's view)."""
@@ -60,6 +68,24 @@ class FtsHits:
         while len(cache) > KEEP * 4:
             cache.popitem(last=False)
         return value
+
+    def term_rows(self, conn: sqlite3.Connection, terms: list[str]) -> tuple[int, list[int]]:
+        """``fts_query.term_rows`` with each term's count kept (``TERMS_KEPT`` a connection) while
+        the content is unchanged: a conversation's questions share most of their words (names,
+        topics), and counting them was a statement a question."""
+        version = self._version(conn)
+        with self._lock:
+            held = self._terms.get(id(conn))
+            if held is None or held[0] != version or len(held[1]) > TERMS_KEPT:
+                held = (version, {})
+                self._terms[id(conn)] = held
+        known = held[1]
+        missing = [t for t in dict.fromkeys(terms) if t not in known]
+        if missing or _MAX_ROWID not in known:
+            rows, counts = term_rows(conn, "fts", missing)
+            known[_MAX_ROWID] = rows
+            known.update(zip(missing, counts, strict=True))
+        return known[_MAX_ROWID], [known[t] for t in terms]
 
     def ranked(self, conn: sqlite3.Connection, match: str) -> list[tuple[float, int]]:
         """(bm25, rowid) of every row ``match`` finds, best (lowest bm25) first."""

@@ -149,7 +149,11 @@ class EmbeddedSearch(EmbeddedCore):
     ) -> list[tuple[str, float]]:
         where, params = to_sql(flt)
         hits = self._fts_hits
-        match = hits.memo(conn, "terms:" + "\x1f".join(terms), lambda: selective_match(conn, "fts", terms))
+        match = hits.memo(
+            conn,
+            "terms:" + "\x1f".join(terms),
+            lambda: selective_match(conn, "fts", terms, lambda ts: hits.term_rows(conn, ts)),
+        )
         return hits.top(conn, match, agent, tier, where, params, k)
 
     def _hits(self, conn: sqlite3.Connection, agent: str, scored: list[tuple[str, float]]) -> list[Hit]:
