@@ -43,14 +43,19 @@ class FtsHits:
         self._by_conn: dict[int, tuple[Hashable, OrderedDict[str, Any]]] = {}
         self._terms: dict[int, tuple[Hashable, dict[str, int]]] = {}
 
-    def _cache(self, conn: sqlite3.Connection) -> OrderedDict[str, Any]:
+    def _held(self, table: dict[int, tuple[Hashable, Any]], conn: sqlite3.Connection, fresh: Any) -> Any:
+        """``conn``'s entry in ``table``, replaced by ``fresh()`` once the version moved on."""
         version = self._version(conn)
         with self._lock:
-            held = self._by_conn.get(id(conn))
+            held = table.get(id(conn))
             if held is None or held[0] != version:
-                held = (version, OrderedDict())
-                self._by_conn[id(conn)] = held
+                held = (version, fresh())
+                table[id(conn)] = held
             return held[1]
+
+    def _cache(self, conn: sqlite3.Connection) -> OrderedDict[str, Any]:
+        cache: OrderedDict[str, Any] = self._held(self._by_conn, conn, OrderedDict)
+        return cache
 
     def forget(self, conn: sqlite3.Connection) -> None:
         with self._lock:
@@ -73,13 +78,9 @@ class FtsHits:
         """``fts_query.term_rows`` with each term's count kept (``TERMS_KEPT`` a connection) while
         the content is unchanged: a conversation's questions share most of their words (names,
         topics), and counting them was a statement a question."""
-        version = self._version(conn)
-        with self._lock:
-            held = self._terms.get(id(conn))
-            if held is None or held[0] != version or len(held[1]) > TERMS_KEPT:
-                held = (version, {})
-                self._terms[id(conn)] = held
-        known = held[1]
+        known: dict[str, int] = self._held(self._terms, conn, dict)
+        if len(known) > TERMS_KEPT:
+            known.clear()
         missing = [t for t in dict.fromkeys(terms) if t not in known]
         if missing or _MAX_ROWID not in known:
             rows, counts = term_rows(conn, "fts", missing)
