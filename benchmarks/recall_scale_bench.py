@@ -404,12 +404,15 @@ def prepare_store(args: argparse.Namespace) -> tuple[Path, dict[str, Any] | None
 
 
 def config_of(args: argparse.Namespace) -> Any:
-    """The default configuration, with ``--exact-below`` (the embedded store's ANN switch) if given."""
+    """The default configuration with ``--config``'s overrides, and ``--exact-below`` (the embedded
+    store's ANN switch) if given."""
     from uniko_memory.config import UnikoConfig
 
-    if args.exact_below is None:
-        return UnikoConfig()
-    return UnikoConfig.build({"store": {"embedded_vectors": {"exact_below": args.exact_below}}})
+    overrides: dict[str, Any] = json.loads(json.dumps(args.config or {}))
+    if args.exact_below is not None:
+        store = overrides.setdefault("store", {})
+        store.setdefault("embedded_vectors", {})["exact_below"] = args.exact_below
+    return UnikoConfig.build(overrides) if overrides else UnikoConfig()
 
 
 async def run(args: argparse.Namespace, store: Path, old: dict[str, Any] | None) -> dict[str, Any]:
@@ -537,6 +540,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeats", type=int, default=1, help="times each question is asked")
     p.add_argument("--budget", type=int, default=1000, help="token budget")
     p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--config", type=json.loads, default=None, help="UnikoConfig overrides as JSON")
     p.add_argument(
         "--exact-below",
         type=int,

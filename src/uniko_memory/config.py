@@ -40,6 +40,11 @@ class StoreConfig(_Group):
     #: Open the embedded store as a reader beside the one process that writes it (recall, stats,
     #: the inspector; every write refused with ``StoreReadOnly``). See docs/mcp.md, "Several processes".
     embedded_read_only: bool = False
+    #: The embedded store computes BM25 over a RAM copy of its keyword table (FTS5's scores, bit
+    #: for bit, without FTS5's per-row lookups: the keyword pass at 200,000 turns). Built on the
+    #: first keyword search, kept in step by this process's commits; a read-only store never keeps
+    #: one. False: FTS5 scores every query.
+    embedded_keyword_index: bool = True
 
 
 class ModelConfig(_Group):

@@ -103,6 +103,7 @@ class KnowledgeBase:
             vectors=cfg.store.embedded_vectors,
             inline_reads=cfg.store.embedded_inline_reads,
             read_only=cfg.store.embedded_read_only,
+            keyword_index=cfg.store.embedded_keyword_index,
         )
         return await cls.from_store(store, cfg, embedder=embedder)
 
@@ -114,7 +115,10 @@ class KnowledgeBase:
         cfg = config or UnikoConfig()
         dim = embedder.dim if embedder is not None else None
         store = await EmbeddedStore.in_memory(
-            dim=dim, vectors=cfg.store.embedded_vectors, inline_reads=cfg.store.embedded_inline_reads
+            dim=dim,
+            vectors=cfg.store.embedded_vectors,
+            inline_reads=cfg.store.embedded_inline_reads,
+            keyword_index=cfg.store.embedded_keyword_index,
         )
         return await cls.from_store(store, cfg, embedder=embedder)
 

@@ -48,10 +48,10 @@ def _reference(conn, agent: str, tier: str, text: str, k: int, flt) -> list[tupl
     return [(r[0], float(r[1])) for r in conn.execute(q, (match, agent, tier, *params, k))]
 
 
-@pytest.fixture
-async def store(tmp_path: Path):
+@pytest.fixture(params=[True, False], ids=["ram-copy", "fts5-scores"])
+async def store(tmp_path: Path, request: pytest.FixtureRequest):
     rng = random.Random(5)
-    s = await EmbeddedStore.open(tmp_path / "h.db", dim=DIM)
+    s = await EmbeddedStore.open(tmp_path / "h.db", dim=DIM, keyword_index=request.param)
     for agent in (AGENT, OTHER):
         async with s.unit(agent) as u:
             for i in range(300):
@@ -112,12 +112,21 @@ async def test_usage_and_meta_writes_keep_the_memo_content_writes_drop_it(store:
     conn = store._reader()
     conn.set_trace_callback(statements.append)
 
+    copied: list[str] = []
+    if store._fts_hits._scorer is not None:  # the RAM copy scores: count its passes instead
+        inner = store._fts_hits._scorer
+        store._fts_hits._scorer = lambda c, m: copied.append(m) or inner(c, m)
+
     def scored() -> int:
         """BM25 passes run since the last call (each scores every match once)."""
-        n = sum("bm25(fts), rowid FROM fts" in s for s in statements)
+        n = sum("bm25(fts), rowid FROM fts" in s for s in statements) + len(copied)
         statements.clear()
+        copied.clear()
         return n
 
+    # The first keyword search builds the RAM copy on a worker thread (another connection): done.
+    await store.text_search(AGENT, Tier.MESSAGE, "oslo", k=1)
+    scored()
     chunks_of = Eq("chunk_type", "message")
     first = await store.text_search(AGENT, Tier.CHUNK, "porto cat", k=5, filter=chunks_of)
     assert scored() == 1

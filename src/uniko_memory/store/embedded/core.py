@@ -28,8 +28,9 @@ from ..base import BaseStore
 from . import ann_cache
 from .ann_index import AnnIndex, load_usearch
 from .fts_hits import FtsHits
+from .keyword_index import KeywordIndex
 from .node_rows import full_json
-from .schema import configure
+from .schema import FTS_TOKENIZE, configure
 from .sqlite_errors import to_store_error
 from .unit import EmbeddedUnit
 from .vector_options import EmbeddedVectorOptions
@@ -43,6 +44,8 @@ _log = logging.getLogger(__name__)
 _LOAD_BATCH = 4096
 #: Loading a tier at least this large hands the freed row buffers back to the OS.
 _TRIM_AFTER_ROWS = 20_000
+#: How long a search waits for the write lock to build the keyword index's copy (else SQL scores).
+_KEYWORD_BUILD_WAIT_S = 1.0
 #: Ids per ``IN (...)`` list: far below SQLite's bound-parameter limit.
 BATCH = 500
 #: ``(agent, tier, node id, node rowid, vector or None = removed)``: a commit's changes to the RAM
@@ -77,6 +80,7 @@ class EmbeddedCore(BaseStore[EmbeddedUnit]):
         vectors: EmbeddedVectorOptions | None = None,
         inline_reads: bool = True,
         read_only: bool = False,
+        keyword_index: bool = True,
     ) -> None:
         super().__init__(dim)
         #: Opened as a reader beside the one writer process (``EmbeddedStore.open(read_only=True)``).
@@ -105,8 +109,13 @@ class EmbeddedCore(BaseStore[EmbeddedUnit]):
         #: counts or meta): the search memos' version, so a recall's own usage write does not
         #: throw away what the next recall can reuse.
         self._content_writes = 0
+        #: BM25 over a RAM copy of the keyword table (``keyword_index``): only in the process that
+        #: writes the store, which sees every change to it. None: FTS5 scores each query.
+        self._keywords = KeywordIndex(FTS_TOKENIZE) if keyword_index and not read_only else None
+        #: This transaction's keyword rows (rowid, new text or None), for ``_keywords`` at commit.
+        self._fts_changes: list[tuple[int, str | None]] = []
         #: Scored keyword matches per reader connection and query (``fts_hits``).
-        self._fts_hits = FtsHits(self._memo_version)
+        self._fts_hits = FtsHits(self._memo_version, self._keyword_ranked if self._keywords else None)
         self._indexes: dict[tuple[str, str], AnyIndex] = {}
         self._locks: list[Any] = []
         self._writer = self._connect()
@@ -141,6 +150,8 @@ class EmbeddedCore(BaseStore[EmbeddedUnit]):
                 with contextlib.suppress(sqlite3.Error):
                     conn.close()
             self._readers.clear()
+            if self._keywords is not None:
+                self._keywords.close()
         # Only after every SQLite connection is closed: closing another descriptor on the database
         # file drops this process's POSIX locks on it, which SQLite relies on while a connection is open.
         close_all(self._locks)
@@ -161,6 +172,8 @@ class EmbeddedCore(BaseStore[EmbeddedUnit]):
             try:
                 if vacuum:  # outside a transaction: the one statement that may not run in one
                     self._content_writes += 1  # VACUUM may renumber rows
+                    if self._keywords is not None:
+                        self._keywords.reset()
                     self._writer.execute("VACUUM")
                 busy = self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
             except sqlite3.Error as exc:
@@ -327,16 +340,22 @@ class EmbeddedCore(BaseStore[EmbeddedUnit]):
             with self._wlock:
                 self._check_open()
                 conn = self._writer
+                self._fts_changes = []
                 try:
                     conn.execute("BEGIN IMMEDIATE")
                     try:
                         result = fn(conn)
                         conn.execute("COMMIT")
+                        # Before the version moves: a search memo keyed by the new version never
+                        # holds a score from the copy as it was before this commit.
+                        self._keywords_follow()
                     finally:
                         # (also after a failure: a transaction that went half-way is not trusted)
                         self._content_writes += content
                     return result
                 except BaseException as exc:
+                    if self._fts_changes and self._keywords is not None:
+                        self._keywords.reset()  # whether the rows reached the file is not known
                     if conn.in_transaction:
                         # SQLite may have rolled back already (SQLITE_FULL, SQLITE_IOERR): the
                         # original error is the one worth reporting, not a failed ROLLBACK.
@@ -347,6 +366,48 @@ class EmbeddedCore(BaseStore[EmbeddedUnit]):
                     raise
 
         return await asyncio.to_thread(run)
+
+    # ------------------------------------------------------------------ the keyword index's copy
+    def _fts_put(self, conn: sqlite3.Connection, rowid: int, text: str | None) -> None:
+        """Replace (text None: delete) one keyword row, inside a write; the RAM copy follows at commit."""
+        conn.execute("DELETE FROM fts WHERE rowid=?", (rowid,))
+        if text is not None:
+            conn.execute("INSERT INTO fts(rowid, text) VALUES(?, ?)", (rowid, text))
+        self._fts_changes.append((rowid, text))
+
+    def _keywords_follow(self) -> None:
+        """After a commit (under the write lock): the committed keyword rows into the RAM copy."""
+        changes, self._fts_changes = self._fts_changes, []
+        if self._keywords is None or not changes:
+            return
+        try:
+            self._keywords.apply(changes)
+        except Exception as exc:  # the write is committed: never report it failed, never score stale
+            _log.warning(
+                "the keyword index copy was dropped (%s); it is rebuilt from SQLite", type(exc).__name__
+            )
+            self._keywords.reset()
+
+    def _keywords_built(self) -> bool:
+        """No keyword search will build the RAM copy (it is built, or there is none): such a search
+        may run on the caller's thread; the first one goes to a worker (seconds on a large store)."""
+        return self._keywords is None or self._keywords.ready
+
+    def _keyword_ranked(self, conn: sqlite3.Connection, match: str) -> list[tuple[float, int]] | None:
+        """FTS5's (bm25, rowid) list for ``match`` from the RAM copy, built on first use under the
+        write lock (no commit can fall between the read and the copy); None: let SQL score it."""
+        keywords = self._keywords
+        if keywords is None:
+            return None
+        if not keywords.ready:
+            if not self._wlock.acquire(timeout=_KEYWORD_BUILD_WAIT_S):
+                return None  # a long write (or this thread's own) holds it: SQL this time
+            try:
+                if not keywords.ready and not self._closed:
+                    keywords.build(self._writer)
+            finally:
+                self._wlock.release()
+        return keywords.ranked(match)
 
     @staticmethod
     def _decode(agent: str, row: Sequence[Any]) -> Node:

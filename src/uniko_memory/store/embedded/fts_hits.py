@@ -37,9 +37,15 @@ class FtsHits:
     """Scored FTS matches per (connection, query), valid while ``version(conn)`` is unchanged
     (default: ``PRAGMA data_version``, any commit of another connection)."""
 
-    def __init__(self, version: Callable[[sqlite3.Connection], Hashable] | None = None) -> None:
+    def __init__(
+        self,
+        version: Callable[[sqlite3.Connection], Hashable] | None = None,
+        scorer: Callable[[sqlite3.Connection, str], list[tuple[float, int]] | None] | None = None,
+    ) -> None:
         self._lock = threading.Lock()
         self._version = version or _data_version
+        #: FTS5's scores from elsewhere (the store's ``keyword_index`` copy); None from it: SQL.
+        self._scorer = scorer
         self._by_conn: dict[int, tuple[Hashable, OrderedDict[str, Any]]] = {}
         self._terms: dict[int, tuple[Hashable, dict[str, int]]] = {}
 
@@ -92,6 +98,8 @@ class FtsHits:
         """(bm25, rowid) of every row ``match`` finds, best (lowest bm25) first."""
 
         def score() -> list[tuple[float, int]]:
+            if self._scorer is not None and (found := self._scorer(conn, match)) is not None:
+                return found
             rows = conn.execute("SELECT bm25(fts), rowid FROM fts WHERE fts MATCH ?", (match,)).fetchall()
             return sorted((float(s), int(r)) for s, r in rows)
 

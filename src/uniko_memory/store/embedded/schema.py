@@ -25,6 +25,9 @@ NODE_SCOPE_INDEXES = "".join(
     for col in SCOPE_COLUMNS
 )
 
+#: The keyword table's tokenizer (``keyword_index`` tokenises new rows with the same one).
+FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"
+
 DDL = (
     """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -48,7 +51,9 @@ CREATE TABLE IF NOT EXISTS usage (
     agent TEXT NOT NULL, id TEXT NOT NULL, echo REAL NOT NULL DEFAULT 0, fizzle REAL NOT NULL DEFAULT 0,
     access_count INTEGER NOT NULL DEFAULT 0, last_accessed_at REAL, last_lex_share REAL,
     PRIMARY KEY(agent, id)) WITHOUT ROWID;
-CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(text, tokenize = 'porter unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(text, tokenize = '"""
+    + FTS_TOKENIZE
+    + """');
 """
     + NODE_SCOPE_INDEXES
     + EDGE_TABLES

@@ -113,10 +113,8 @@ class EmbeddedWrites(EmbeddedCore):
         if row is None:
             raise ValidationError(f"node {node.id} is redacted; it cannot be rewritten with content")
         rowid = row[0]
-        conn.execute("DELETE FROM fts WHERE rowid=?", (rowid,))
         text = None if node.redacted else node.search_text()
-        if text and text.strip():
-            conn.execute("INSERT INTO fts(rowid, text) VALUES(?, ?)", (rowid, clean_text(text)))
+        self._fts_put(conn, rowid, clean_text(text) if text and text.strip() else None)
         if node.redacted:
             conn.execute("DELETE FROM vectors WHERE node=?", (rowid,))
             changes.append((node.agent, node.tier.value, node.id, rowid, None))
@@ -154,7 +152,7 @@ class EmbeddedWrites(EmbeddedCore):
         ).fetchone()
         if row is None:
             return False
-        conn.execute("DELETE FROM fts WHERE rowid=?", (row[0],))
+        self._fts_put(conn, row[0], None)
         conn.execute("DELETE FROM nodes WHERE rowid=?", (row[0],))
         conn.execute("DELETE FROM vectors WHERE node=?", (row[0],))
         k = key_of(conn, agent, node_id)
