@@ -41,9 +41,10 @@ class StoreConfig(_Group):
     #: the inspector; every write refused with ``StoreReadOnly``). See docs/mcp.md, "Several processes".
     embedded_read_only: bool = False
     #: The embedded store computes BM25 over a RAM copy of its keyword table (FTS5's scores, bit
-    #: for bit, without FTS5's per-row lookups: the keyword pass at 200,000 turns). Built on the
-    #: first keyword search, kept in step by this process's commits; a read-only store never keeps
-    #: one. False: FTS5 scores every query.
+    #: for bit, without FTS5's per-row lookups: the keyword pass at 200,000 turns). The first
+    #: keyword search begins it in a background thread (FTS5 scores until it is in); this
+    #: process's commits keep it in step; a read-only store never keeps one. False: FTS5 scores
+    #: every query.
     embedded_keyword_index: bool = True
 
 

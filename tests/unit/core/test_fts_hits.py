@@ -113,9 +113,15 @@ async def test_usage_and_meta_writes_keep_the_memo_content_writes_drop_it(store:
     conn.set_trace_callback(statements.append)
 
     copied: list[str] = []
-    if store._fts_hits._scorer is not None:  # the RAM copy scores: count its passes instead
-        inner = store._fts_hits._scorer
-        store._fts_hits._scorer = lambda c, m: copied.append(m) or inner(c, m)
+    if (inner := store._fts_hits._scorer) is not None:  # the RAM copy scores: count its passes too
+
+        def counting(c, m):
+            found = inner(c, m)
+            if found is not None:
+                copied.append(m)
+            return found
+
+        store._fts_hits._scorer = counting
 
     def scored() -> int:
         """BM25 passes run since the last call (each scores every match once)."""
@@ -124,9 +130,8 @@ async def test_usage_and_meta_writes_keep_the_memo_content_writes_drop_it(store:
         copied.clear()
         return n
 
-    # The first keyword search builds the RAM copy on a worker thread (another connection): done.
-    await store.text_search(AGENT, Tier.MESSAGE, "oslo", k=1)
-    scored()
+    # With the copy, the passes below are scored from it (built beforehand), else by FTS5.
+    assert await store.keyword_index_ready(timeout=30) is (store._keywords is not None)
     chunks_of = Eq("chunk_type", "message")
     first = await store.text_search(AGENT, Tier.CHUNK, "porto cat", k=5, filter=chunks_of)
     assert scored() == 1

@@ -7,7 +7,9 @@ The reference is FTS5 itself: ``SELECT bm25(fts), rowid FROM fts WHERE fts MATCH
 
 from __future__ import annotations
 
+import asyncio
 import random
+import threading
 from pathlib import Path
 
 import pytest
@@ -53,6 +55,7 @@ async def _check(store: EmbeddedStore, rng: random.Random, queries: int = 40) ->
     compared = 0
     copy = store._keywords
     assert copy is not None
+    assert await store.keyword_index_ready(timeout=30)
     for _ in range(queries):
         terms = quoted_terms(" ".join(rng.sample(WORDS, rng.randint(1, 6))))
         for match in (" OR ".join(terms), await store._read(lambda c, t=terms: selective_match(c, "fts", t))):
@@ -140,8 +143,10 @@ async def test_a_phrase_query_is_scored_by_sql_with_the_same_result(store: Embed
     async with store.unit(AGENT) as u:
         u.put(message(AGENT, "p1", "snake case is snake_case", session=1))
         u.put(message(AGENT, "p2", "a snake", session=1))
+    assert await store.keyword_index_ready(timeout=30)
     hits = await store.text_search(AGENT, Tier.MESSAGE, "snake_case", k=5)
     assert [h.node.search_text().endswith("snake_case") for h in hits] == [True]  # the phrase only
+    assert await store._read(lambda c: store._keyword_ranked(c, '"snake"')) is not None
     assert await store._read(lambda c: store._keyword_ranked(c, '"snake_case"')) is None
 
 
@@ -182,3 +187,73 @@ async def test_a_copy_that_fails_to_follow_a_commit_is_rebuilt_and_the_write_sta
     hits = await store.text_search(AGENT, Tier.MESSAGE, "granite harbour", k=50)
     assert late.id in [h.id for h in hits]
     assert await _check(store, rng, queries=10) > 0
+
+
+def _held_read(monkeypatch: pytest.MonkeyPatch) -> tuple[threading.Event, threading.Event]:
+    """The copy's snapshot read waits until the second event is set (or the store closes)."""
+    entered, release = threading.Event(), threading.Event()
+    read = KeywordIndex._read
+
+    def held(self: KeywordIndex, conn):
+        entered.set()
+        while not release.wait(0.01):
+            if self._stop:
+                break
+        return read(self, conn)
+
+    monkeypatch.setattr(KeywordIndex, "_read", held)
+    return entered, release
+
+
+async def test_searches_and_commits_go_on_while_the_copy_is_read_and_it_misses_none(
+    store: EmbeddedStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = random.Random(12)
+    await _fill(store, rng, 80)
+    entered, release = _held_read(monkeypatch)
+    before = await store.text_search(AGENT, Tier.MESSAGE, "granite oslo", k=20)  # FTS5 scores it
+    assert await asyncio.to_thread(entered.wait, 10)  # ... and it began the copy, from a snapshot
+    copy = store._keywords
+    assert copy is not None and copy.building and not copy.ready
+    # Commits after the snapshot: queued for the copy, never waited on.
+    await _fill(store, rng, 30, start=500)
+    await _fill(store, rng, 10, start=rng.randint(0, 79))
+    await store.delete(AGENT, [f"m{rng.randint(0, 79)}" for _ in range(4)])
+    await store.redact(OTHER, [f"m{rng.randint(0, 79)}" for _ in range(4)])
+    during = await store.text_search(AGENT, Tier.MESSAGE, "granite oslo", k=20)
+    assert during and before and copy.building
+    release.set()
+    assert await store.keyword_index_ready(timeout=30)
+    assert await _check(store, rng, queries=20) > 500  # the snapshot plus what was queued: FTS5's
+
+
+async def test_closing_stops_a_copy_being_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    s = await EmbeddedStore.open(tmp_path / "c.db", dim=DIM)
+    await _fill(s, random.Random(1), 30)
+    entered, _ = _held_read(monkeypatch)
+    await s.text_search(AGENT, Tier.MESSAGE, "granite", k=5)
+    assert await asyncio.to_thread(entered.wait, 10)
+    copy = s._keywords
+    assert copy is not None
+    await asyncio.wait_for(s.close(), 10)
+    assert copy._thread is not None and not copy._thread.is_alive() and not copy.ready
+    again = await EmbeddedStore.open(tmp_path / "c.db", dim=DIM)  # the file and its locks are free
+    await again.close()
+
+
+async def test_a_copy_that_cannot_be_built_leaves_fts5_scoring(
+    store: EmbeddedStore, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def no_room(self: KeywordIndex, conn):
+        raise MemoryError
+
+    monkeypatch.setattr(KeywordIndex, "_read", no_room)
+    await _fill(store, random.Random(6), 40)
+    want = [(h.id, h.score) for h in await store.text_search(OTHER, Tier.MESSAGE, "granite cafe", k=30)]
+    assert await store.keyword_index_ready(timeout=30) is False
+    assert store._keywords is not None and store._keywords.failed
+    assert "could not be built" in caplog.text
+    got = await store.text_search(OTHER, Tier.MESSAGE, "granite cafe", k=30)
+    assert [(h.id, h.score) for h in got] == want and want
+    assert store._keywords._thread is not None
+    assert not store._keywords._thread.is_alive()  # no build is begun again per query

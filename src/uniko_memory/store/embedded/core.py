@@ -44,8 +44,9 @@ _log = logging.getLogger(__name__)
 _LOAD_BATCH = 4096
 #: Loading a tier at least this large hands the freed row buffers back to the OS.
 _TRIM_AFTER_ROWS = 20_000
-#: How long a search waits for the write lock to build the keyword index's copy (else SQL scores).
-_KEYWORD_BUILD_WAIT_S = 1.0
+#: How long a search waits for the write lock to begin the keyword index's copy (a commit's length;
+#: else the next search begins it).
+_KEYWORD_START_WAIT_S = 0.05
 #: Ids per ``IN (...)`` list: far below SQLite's bound-parameter limit.
 BATCH = 500
 #: ``(agent, tier, node id, node rowid, vector or None = removed)``: a commit's changes to the RAM
@@ -144,14 +145,14 @@ class EmbeddedCore(BaseStore[EmbeddedUnit]):
         with self._reads_done:
             self._closed = True  # no read starts after this
             self._reads_done.wait_for(lambda: self._reading == 0)
+        if self._keywords is not None:
+            self._keywords.close()  # its snapshot connection is closed before the file locks go
         with self._wlock:
             self._save_ann_graphs()
             for conn in [*self._readers, self._writer]:
                 with contextlib.suppress(sqlite3.Error):
                     conn.close()
             self._readers.clear()
-            if self._keywords is not None:
-                self._keywords.close()
         # Only after every SQLite connection is closed: closing another descriptor on the database
         # file drops this process's POSIX locks on it, which SQLite relies on while a connection is open.
         close_all(self._locks)
@@ -388,26 +389,36 @@ class EmbeddedCore(BaseStore[EmbeddedUnit]):
             )
             self._keywords.reset()
 
-    def _keywords_built(self) -> bool:
-        """No keyword search will build the RAM copy (it is built, or there is none): such a search
-        may run on the caller's thread; the first one goes to a worker (seconds on a large store)."""
-        return self._keywords is None or self._keywords.ready
-
     def _keyword_ranked(self, conn: sqlite3.Connection, match: str) -> list[tuple[float, int]] | None:
-        """FTS5's (bm25, rowid) list for ``match`` from the RAM copy, built on first use under the
-        write lock (no commit can fall between the read and the copy); None: let SQL score it."""
+        """FTS5's (bm25, rowid) list for ``match`` from the RAM copy; None: let SQL score it (no
+        copy, or the first ask: it begins the copy in the background, and FTS5 scores meanwhile)."""
         keywords = self._keywords
         if keywords is None:
             return None
         if not keywords.ready:
-            if not self._wlock.acquire(timeout=_KEYWORD_BUILD_WAIT_S):
-                return None  # a long write (or this thread's own) holds it: SQL this time
-            try:
-                if not keywords.ready and not self._closed:
-                    keywords.build(self._writer)
-            finally:
-                self._wlock.release()
+            if not self._closed:
+                keywords.start(self._snapshot_connection, self._wlock, wait_s=_KEYWORD_START_WAIT_S)
+            return None
         return keywords.ranked(match)
+
+    def _snapshot_connection(self) -> sqlite3.Connection:
+        return self._connect()  # the copy makes its vocabulary table, then turns it query-only
+
+    async def keyword_index_ready(self, timeout: float | None = None) -> bool:
+        """Build the keyword index's RAM copy now (``StoreConfig.embedded_keyword_index``) and
+        wait up to ``timeout`` seconds (None: until it is in); True when BM25 is scored from it.
+        The first keyword search begins it anyway: this is for a server that wants it before its
+        first question, and for benchmarks that must not time its build. False on a store without
+        one (turned off, or opened read-only)."""
+        keywords = self._keywords
+        if keywords is None:
+            return False
+        self._check_open()
+        if not keywords.ready:
+            await asyncio.to_thread(
+                keywords.start, self._snapshot_connection, self._wlock, wait_s=timeout or 3600.0
+            )
+        return await asyncio.to_thread(keywords.wait, timeout)
 
     @staticmethod
     def _decode(agent: str, row: Sequence[Any]) -> Node:

@@ -7,7 +7,10 @@ numpy arrays, and a query is scored by FTS5's formula in FTS5's order of operati
 0.75, IDF floored at 1e-6, phrases summed in query order), so the (score, rowid) list is FTS5's
 bit for bit (``tests/unit/core/test_keyword_index.py`` compares them after random writes).
 
-The copy is read from the FTS5 index itself (``fts5vocab``) on first use and kept in step by this
+The copy is read from the FTS5 index itself (``fts5vocab``) in a background thread, from a
+snapshot taken when the first keyword search asks for it (seconds on a large store: until it is
+ready FTS5 scores every query, so no search and no commit waits for it). Commits that land while
+it is read are queued and applied once it is in. From then on it is kept in step by this
 process's commits: their new texts are tokenised by FTS5 too (an in-memory table with the same
 tokenizer), so no tokenizer is re-implemented. Rows written since the copy sit in a small overlay
 (and their old postings are masked) until it is merged. A query holding a term FTS5 splits into
@@ -17,11 +20,14 @@ has no copy (it cannot see which rows the other process changed).
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import math
 import re
 import sqlite3
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from itertools import groupby
 
 import numpy as np
@@ -40,6 +46,9 @@ TERMS_KEPT = 65_536
 _QUOTED = re.compile(r'"((?:[^"]|"")*)"')
 _NO_ROWS = np.empty(0, dtype=np.int64)
 _NO_COUNTS = np.empty(0, dtype=np.int32)
+#: Term groups read between two looks at the stop flag while a copy is read.
+_STOP_EVERY = 256
+_log = logging.getLogger(__name__)
 
 
 def parse_match(match: str) -> list[str] | None:
@@ -62,16 +71,46 @@ def _varint(blob: bytes) -> int:
     return value
 
 
+@dataclass
+class _Snapshot:
+    """The whole index as one read transaction saw it."""
+
+    base: dict[str, tuple[np.ndarray, np.ndarray]]
+    size: np.ndarray
+    present: np.ndarray
+    rows: int
+    tokens: int
+
+
+class _Stopped(Exception):
+    """The store closed while its copy was read."""
+
+
 class KeywordIndex:
     """Postings of every term of one FTS5 table, kept equal to it by ``apply`` after each commit."""
 
-    def __init__(self, tokenize: str) -> None:
+    def __init__(self, tokenize: str, table: str = "fts") -> None:
         self._lock = threading.RLock()
+        self._changed = threading.Condition(self._lock)
         self._tokenize = tokenize
+        self._table = table
         self._probe_conn: sqlite3.Connection | None = None
         self._tokens_of: dict[str, tuple[str, ...]] = {}
         self.ready = False
+        #: Commits that landed while a snapshot is read (None: no build in flight).
+        self._pending: list[tuple[int, str | None]] | None = None
+        #: Moves at every reset: a build begun before it is thrown away.
+        self._epoch = 0
+        self._thread: threading.Thread | None = None
+        self._snap_conn: sqlite3.Connection | None = None
+        self._stop = False
+        #: A build failed (out of memory, say): FTS5 scores from then on, with no retry per query.
+        self.failed = False
         self._clear()
+
+    @property
+    def building(self) -> bool:
+        return self._pending is not None
 
     def _clear(self) -> None:
         self._base: dict[str, tuple[np.ndarray, np.ndarray]] = {}
@@ -96,44 +135,174 @@ class KeywordIndex:
         return self._probe_conn
 
     def close(self) -> None:
+        """Stop a build in flight (its query is interrupted) and drop the copy."""
+        self._stop = True
+        thread, snap = self._thread, self._snap_conn
+        if thread is not None and thread.is_alive():
+            if snap is not None:
+                with contextlib.suppress(sqlite3.Error):
+                    snap.interrupt()
+            thread.join()
         with self._lock:
-            self.ready = False
-            self._clear()
+            self.reset()
             if self._probe_conn is not None:
                 self._probe_conn.close()
                 self._probe_conn = None
 
     def reset(self) -> None:
-        """Forget the copy (rebuilt by the next ``build``): after a write whose outcome is unknown."""
+        """Forget the copy (built again on demand): after a write whose outcome is unknown. A build
+        in flight is thrown away when it ends."""
         with self._lock:
             self.ready = False
+            self._pending = None
+            self._epoch += 1
             self._clear()
+            self._changed.notify_all()
 
     # ------------------------------------------------------------------ building and upkeep
-    def build(self, conn: sqlite3.Connection, table: str = "fts") -> None:
-        """Read the whole index through ``fts5vocab``; the caller holds off every commit meanwhile."""
+    def start(
+        self, connect: Callable[[], sqlite3.Connection], commits: threading.Lock, *, wait_s: float
+    ) -> bool:
+        """Begin reading the copy in a background thread, from a snapshot taken while ``commits``
+        (the store's write lock, held through every commit and its ``apply``) is held, so each
+        commit is either in the snapshot or queued for it. False when nothing was begun: built,
+        building, failed, stopped, or the lock not had within ``wait_s`` seconds."""
         with self._lock:
+            if self.ready or self.building or self.failed or self._stop:
+                return False
+            if self._thread is not None and self._thread.is_alive():
+                return False  # a build thrown away by a reset is still ending
+        try:
+            snap = connect()
+        except Exception as exc:
+            _log.warning("the keyword index copy could not be begun (%s)", type(exc).__name__)
+            return False
+        try:
+            self._vocabulary(snap)
+            snap.execute("PRAGMA query_only=ON")
+            if not commits.acquire(timeout=wait_s):
+                snap.close()
+                return False
+            try:
+                snap.execute("BEGIN")
+                snap.execute(f"SELECT 1 FROM {self._table}_docsize LIMIT 1").fetchall()  # the snapshot
+                with self._lock:
+                    self.ready = False
+                    self._clear()
+                    self._pending = []
+                    self._epoch += 1
+                    epoch = self._epoch
+            finally:
+                commits.release()
+        except sqlite3.Error as exc:
+            snap.close()
+            _log.warning("the keyword index copy could not be begun (%s)", type(exc).__name__)
+            return False
+        self._snap_conn = snap
+        self._thread = threading.Thread(
+            target=self._load, args=(snap, epoch), name="uniko-keyword-index", daemon=True
+        )
+        self._thread.start()
+        return True
+
+    def build(self, conn: sqlite3.Connection) -> None:
+        """Read the whole index now, on this thread; the caller holds off every commit meanwhile."""
+        self._vocabulary(conn)
+        with self._lock:
+            self._pending = []
+            self._epoch += 1
+            epoch = self._epoch
+        self._install(self._read(conn), epoch)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for a build in flight; True when the copy is ready."""
+        with self._changed:
+            self._changed.wait_for(lambda: not self.building, timeout)
+            return self.ready
+
+    def _load(self, snap: sqlite3.Connection, epoch: int) -> None:
+        try:
+            self._install(self._read(snap), epoch)
+        except (_Stopped, sqlite3.OperationalError) as exc:
+            if not self._stop:
+                self._failed(exc, epoch)
+        except Exception as exc:  # MemoryError and the like: the store goes on with FTS5's scores
+            self._failed(exc, epoch)
+        finally:
+            self._snap_conn = None
+            with contextlib.suppress(sqlite3.Error):
+                snap.close()
+            with self._lock:
+                if epoch == self._epoch and self._pending is not None:
+                    self._pending = None  # stopped: nothing to install
+                self._changed.notify_all()
+
+    def _failed(self, exc: BaseException, epoch: int) -> None:
+        with self._lock:
+            if epoch != self._epoch:
+                return  # reset meanwhile: a new build may be begun
+            self.failed = True
+            self._pending = None
+        _log.warning(
+            "the keyword index copy could not be built (%s); FTS5 scores every query", type(exc).__name__
+        )
+
+    def _vocabulary(self, conn: sqlite3.Connection) -> str:
+        """The table's per-instance vocabulary on ``conn`` (a temp table: before ``query_only``)."""
+        vocab = f"temp.{self._table}_uniko_terms"
+        conn.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {vocab} USING fts5vocab(main, {self._table}, instance)"
+        )
+        return vocab
+
+    def _read(self, conn: sqlite3.Connection) -> _Snapshot:
+        vocab = f"temp.{self._table}_uniko_terms"
+        sizes = conn.execute(f"SELECT id, sz FROM {self._table}_docsize").fetchall()
+        top = max((r for r, _ in sizes), default=0)
+        n = max(top + 1, 1024)
+        size = np.zeros(n, dtype=np.float64)
+        present = np.zeros(n, dtype=bool)
+        tokens = 0
+        for rowid, blob in sizes:
+            k = _varint(blob)
+            size[rowid] = k
+            present[rowid] = True
+            tokens += k
+        rows = len(sizes)
+        del sizes
+        kind = np.int32 if top < 2**31 else np.int64  # 8 bytes a posting, not 12
+        base: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        for i, (term, group) in enumerate(
+            groupby(conn.execute(f"SELECT term, doc FROM {vocab}"), key=lambda x: x[0])
+        ):
+            if i % _STOP_EVERY == 0 and self._stop:
+                raise _Stopped
+            docs = np.fromiter((d for _, d in group), dtype=kind)
+            ids, counts = np.unique(docs, return_counts=True)
+            base[term] = (ids, counts.astype(np.int32))
+        return _Snapshot(base, size, present, rows, tokens)
+
+    def _install(self, snap: _Snapshot, epoch: int) -> None:
+        """The snapshot in, then the commits queued while it was read."""
+        with self._lock:
+            if epoch != self._epoch or self._pending is None:
+                return  # reset meanwhile: what was read may no longer be the file's
+            pending, self._pending = self._pending, None
             self._clear()
-            vocab = f"temp.{table}_uniko_terms"
-            conn.execute(
-                f"CREATE VIRTUAL TABLE IF NOT EXISTS {vocab} USING fts5vocab(main, {table}, instance)"
-            )
-            sizes = conn.execute(f"SELECT id, sz FROM {table}_docsize").fetchall()
-            top = max((r for r, _ in sizes), default=0)
-            self._grow(top)
-            for rowid, blob in sizes:
-                n = _varint(blob)
-                self._size[rowid] = n
-                self._present[rowid] = True
-                self._tokens += n
-            self._rows = len(sizes)
-            kind = np.int32 if top < 2**31 else np.int64  # 8 bytes a posting, not 12
-            for term, group in groupby(conn.execute(f"SELECT term, doc FROM {vocab}"), key=lambda x: x[0]):
-                docs = np.fromiter((d for _, d in group), dtype=kind)
-                rows, counts = np.unique(docs, return_counts=True)
-                self._base[term] = (rows, counts.astype(np.int32))
-            self._in_base[:] = self._present
+            self._base, self._size, self._present = snap.base, snap.size, snap.present
+            self._in_base = snap.present.copy()
+            self._stale = np.zeros(len(snap.present), dtype=bool)
+            self._rows, self._tokens = snap.rows, snap.tokens
             self.ready = True
+            try:
+                if pending:
+                    self.apply(pending)
+            except BaseException:
+                self.ready = False  # never a copy that missed a commit
+                self._clear()
+                raise
+            finally:
+                self._changed.notify_all()
 
     def _grow(self, rowid: int) -> None:
         if rowid < len(self._present):
@@ -147,12 +316,15 @@ class KeywordIndex:
 
     def apply(self, changes: Iterable[tuple[int, str | None]]) -> None:
         """One commit's keyword rows, in order: (rowid, its new text) or (rowid, None) = deleted."""
-        final: dict[int, str | None] = {}
-        for rowid, text in changes:
-            final[rowid] = text
-        if not final or not self.ready:
-            return
         with self._lock:
+            if self._pending is not None:  # a snapshot is being read: these come after it
+                self._pending.extend(changes)
+                return
+            final: dict[int, str | None] = {}
+            for rowid, text in changes:
+                final[rowid] = text
+            if not final or not self.ready:
+                return
             for rowid in final:
                 self._remove(rowid)
             added = {r: t for r, t in final.items() if t is not None}

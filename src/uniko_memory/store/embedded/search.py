@@ -180,10 +180,7 @@ class EmbeddedSearch(EmbeddedCore):
         terms = quoted_terms(text)
         if not terms:
             return []
-        return await self._read(
-            lambda c: self._hits(c, agent, self._text_ids(c, agent, t, terms, k, flt)),
-            inline=self._keywords_built(),
-        )
+        return await self._read(lambda c: self._hits(c, agent, self._text_ids(c, agent, t, terms, k, flt)))
 
     async def _hybrid_search(
         self,
@@ -205,5 +202,4 @@ class EmbeddedSearch(EmbeddedCore):
             a = alpha if (vec and kw) else (1.0 if vec else 0.0)
             return self._hits(conn, agent, relative_score(vec, kw, a)[:k])
 
-        vectors_loaded = query is None or (agent, t) in self._indexes
-        return await self._read(run, inline=vectors_loaded and (not terms or self._keywords_built()))
+        return await self._read(run, inline=query is None or (agent, t) in self._indexes)

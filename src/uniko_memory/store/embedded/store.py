@@ -67,8 +67,9 @@ class EmbeddedStore(EmbeddedWrites, EmbeddedReads, EmbeddedGraph, EmbeddedSearch
         keyed on it never serves an older result.
 
         ``keyword_index``: BM25 is computed over a RAM copy of the keyword table (the same scores
-        as FTS5's, a fraction of the time on a large store; ``keyword_index``); a reader never
-        keeps one. False: FTS5 scores every query."""
+        as FTS5's, a fraction of the time on a large store), read in the background after the
+        first keyword search (``keyword_index_ready`` builds it now); a reader never keeps one.
+        False: FTS5 scores every query."""
         return await asyncio.to_thread(
             cls._open_sync, Path(path), dim, None, vectors, inline_reads, read_only, keyword_index
         )
