@@ -91,3 +91,46 @@ async def test_a_find_that_wants_every_row_sorts_the_tiers_rows(store: EmbeddedS
     plan = _plan_of(tmp_path / "p.db", traced[0])
     # The tier's own index, not a walk over every node of the agent in id order.
     assert "nodes_id" not in plan and "tier=?" in plan, plan
+
+
+async def test_a_created_at_range_reads_the_new_rows_through_their_index(
+    store: EmbeddedStore, tmp_path: Path
+) -> None:
+    from datetime import timedelta
+
+    from uniko_memory.consolidation.load import load_unprocessed
+    from uniko_memory.model.time import utcnow
+    from uniko_memory.store.filters import Range
+
+    late = _chunk("ses_d", 0).model_copy(update={"created_at": utcnow() + timedelta(hours=1)})
+    async with store.unit(AGENT) as u:
+        u.put(late)
+    since = utcnow() + timedelta(minutes=30)
+    traced = _plans(store)
+    found = await store.find(AGENT, Tier.CHUNK, Range("created_at", gte=since), limit=1_000_000, order_by="time")
+    assert [c.id for c in found] == [late.id]
+    plan = _plan_of(tmp_path / "p.db", traced[0])
+    assert "nodes_created" in plan, plan
+    # Consolidation's scan for new Observations asks the same way.
+    traced.clear()
+    assert await load_unprocessed(store, AGENT, 10, since=utcnow() - timedelta(minutes=1)) == []
+    assert any("nodes_created" in _plan_of(tmp_path / "p.db", sql) for sql in traced), traced
+
+
+async def test_a_store_opened_by_an_earlier_release_gains_the_creation_index(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    s = await EmbeddedStore.open(path, dim=8)
+    async with s.unit(AGENT) as u:
+        u.put(_chunk("ses_a", 1))
+    await s.close()
+    conn = sqlite3.connect(path)
+    conn.execute("DROP INDEX nodes_created")  # as a store written before the index was
+    conn.commit()
+    conn.close()
+    again = await EmbeddedStore.open(path, dim=8)
+    try:
+        names = {r[0] for r in again._reader().execute("SELECT name FROM sqlite_master WHERE type='index'")}
+        assert "nodes_created" in names
+        assert [c.id for c in await again.find(AGENT, Tier.CHUNK, None, limit=10)] == ["chk_ses_a_001"]
+    finally:
+        await again.close()

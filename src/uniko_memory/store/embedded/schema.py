@@ -25,6 +25,12 @@ NODE_SCOPE_INDEXES = "".join(
     for col in SCOPE_COLUMNS
 )
 
+#: A node's creation instant as ``sql_filter`` writes a ``Range`` on ``created_at`` (the very
+#: expression, so SQLite uses ``nodes_created`` for it): consolidation's scan for what was observed
+#: since its last cycle reads the new rows, not every Observation's JSON (~320 ms a cycle at
+#: 200,000 turns). Added to a schema-3 store the first time it is opened for writing.
+CREATED_AT_SQL = "julianday(json_extract(data, '$.created_at'))"
+
 #: The keyword table's tokenizer (``keyword_index`` tokenises new rows with the same one).
 FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"
 
@@ -46,6 +52,9 @@ CREATE TABLE IF NOT EXISTS nodes (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS nodes_id ON nodes (agent, id);
 CREATE INDEX IF NOT EXISTS nodes_tier_ts ON nodes (agent, tier, redacted, ts);
+CREATE INDEX IF NOT EXISTS nodes_created ON nodes (agent, tier, """
+    + CREATED_AT_SQL
+    + """);
 CREATE TABLE IF NOT EXISTS blobs (sha256 TEXT PRIMARY KEY, data BLOB NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS usage (
     agent TEXT NOT NULL, id TEXT NOT NULL, echo REAL NOT NULL DEFAULT 0, fizzle REAL NOT NULL DEFAULT 0,
