@@ -107,7 +107,9 @@ async def test_a_created_at_range_reads_the_new_rows_through_their_index(
         u.put(late)
     since = utcnow() + timedelta(minutes=30)
     traced = _plans(store)
-    found = await store.find(AGENT, Tier.CHUNK, Range("created_at", gte=since), limit=1_000_000, order_by="time")
+    found = await store.find(
+        AGENT, Tier.CHUNK, Range("created_at", gte=since), limit=1_000_000, order_by="time"
+    )
     assert [c.id for c in found] == [late.id]
     plan = _plan_of(tmp_path / "p.db", traced[0])
     assert "nodes_created" in plan, plan
