@@ -94,6 +94,7 @@ class KeywordIndex:
         self._changed = threading.Condition(self._lock)
         self._tokenize = tokenize
         self._table = table
+        self._vocab = f"temp.{table}_uniko_terms"
         self._probe_conn: sqlite3.Connection | None = None
         self._tokens_of: dict[str, tuple[str, ...]] = {}
         self.ready = False
@@ -205,15 +206,6 @@ class KeywordIndex:
         self._thread.start()
         return True
 
-    def build(self, conn: sqlite3.Connection) -> None:
-        """Read the whole index now, on this thread; the caller holds off every commit meanwhile."""
-        self._vocabulary(conn)
-        with self._lock:
-            self._pending = []
-            self._epoch += 1
-            epoch = self._epoch
-        self._install(self._read(conn), epoch)
-
     def wait(self, timeout: float | None = None) -> bool:
         """Wait for a build in flight; True when the copy is ready."""
         with self._changed:
@@ -247,16 +239,14 @@ class KeywordIndex:
             "the keyword index copy could not be built (%s); FTS5 scores every query", type(exc).__name__
         )
 
-    def _vocabulary(self, conn: sqlite3.Connection) -> str:
+    def _vocabulary(self, conn: sqlite3.Connection) -> None:
         """The table's per-instance vocabulary on ``conn`` (a temp table: before ``query_only``)."""
-        vocab = f"temp.{self._table}_uniko_terms"
         conn.execute(
-            f"CREATE VIRTUAL TABLE IF NOT EXISTS {vocab} USING fts5vocab(main, {self._table}, instance)"
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {self._vocab} USING fts5vocab(main, {self._table}, instance)"
         )
-        return vocab
 
     def _read(self, conn: sqlite3.Connection) -> _Snapshot:
-        vocab = f"temp.{self._table}_uniko_terms"
+        """Every row's size and every term's postings, as ``conn``'s read transaction sees them."""
         sizes = conn.execute(f"SELECT id, sz FROM {self._table}_docsize").fetchall()
         top = max((r for r, _ in sizes), default=0)
         n = max(top + 1, 1024)
@@ -273,7 +263,7 @@ class KeywordIndex:
         kind = np.int32 if top < 2**31 else np.int64  # 8 bytes a posting, not 12
         base: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         for i, (term, group) in enumerate(
-            groupby(conn.execute(f"SELECT term, doc FROM {vocab}"), key=lambda x: x[0])
+            groupby(conn.execute(f"SELECT term, doc FROM {self._vocab}"), key=lambda x: x[0])
         ):
             if i % _STOP_EVERY == 0 and self._stop:
                 raise _Stopped
