@@ -342,10 +342,12 @@ class EmbeddedCore(BaseStore[EmbeddedUnit]):
                 self._check_open()
                 conn = self._writer
                 self._fts_changes = []
+                committing = False
                 try:
                     conn.execute("BEGIN IMMEDIATE")
                     try:
                         result = fn(conn)
+                        committing = True
                         conn.execute("COMMIT")
                         # Before the version moves: a search memo keyed by the new version never
                         # holds a score from the copy as it was before this commit.
@@ -355,8 +357,10 @@ class EmbeddedCore(BaseStore[EmbeddedUnit]):
                         self._content_writes += content
                     return result
                 except BaseException as exc:
-                    if self._fts_changes and self._keywords is not None:
-                        self._keywords.reset()  # whether the rows reached the file is not known
+                    if committing and self._fts_changes and self._keywords is not None:
+                        # A failed COMMIT: whether the rows reached the file is not known. (A
+                        # failure before it rolls back what the copy never saw: nothing to undo.)
+                        self._keywords.reset()
                     if conn.in_transaction:
                         # SQLite may have rolled back already (SQLITE_FULL, SQLITE_IOERR): the
                         # original error is the one worth reporting, not a failed ROLLBACK.
@@ -397,12 +401,9 @@ class EmbeddedCore(BaseStore[EmbeddedUnit]):
             return None
         if not keywords.ready:
             if not self._closed:
-                keywords.start(self._snapshot_connection, self._wlock, wait_s=_KEYWORD_START_WAIT_S)
+                keywords.start(self._connect, self._wlock, wait_s=_KEYWORD_START_WAIT_S)
             return None
         return keywords.ranked(match)
-
-    def _snapshot_connection(self) -> sqlite3.Connection:
-        return self._connect()  # the copy makes its vocabulary table, then turns it query-only
 
     async def keyword_index_ready(self, timeout: float | None = None) -> bool:
         """Build the keyword index's RAM copy now (``StoreConfig.embedded_keyword_index``) and
@@ -415,9 +416,7 @@ class EmbeddedCore(BaseStore[EmbeddedUnit]):
             return False
         self._check_open()
         if not keywords.ready:
-            await asyncio.to_thread(
-                keywords.start, self._snapshot_connection, self._wlock, wait_s=timeout or 3600.0
-            )
+            await asyncio.to_thread(keywords.start, self._connect, self._wlock, wait_s=timeout or 3600.0)
         return await asyncio.to_thread(keywords.wait, timeout)
 
     @staticmethod
