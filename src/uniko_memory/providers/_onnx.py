@@ -60,8 +60,9 @@ def load_tokenizer(path: str | os.PathLike[str], *, max_length: int | None) -> A
     return tok
 
 
-def make_session(model_path: str | os.PathLike[str], threads: int) -> Any:
-    """A CPU onnxruntime session with a fixed intra-op thread count and no thread spinning."""
+def make_session(model: str | os.PathLike[str] | bytes, threads: int) -> Any:
+    """A CPU onnxruntime session (a model file, or a serialised graph) with a fixed intra-op
+    thread count and no thread spinning."""
     ort = require("onnxruntime", purpose="local ONNX models")
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = threads
@@ -69,7 +70,8 @@ def make_session(model_path: str | os.PathLike[str], threads: int) -> Any:
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     # Spinning worker threads burn CPU between small batches; the app shares these cores.
     opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    return ort.InferenceSession(str(model_path), sess_options=opts, providers=["CPUExecutionProvider"])
+    source = model if isinstance(model, bytes) else str(model)
+    return ort.InferenceSession(source, sess_options=opts, providers=["CPUExecutionProvider"])
 
 
 def pad_encodings(encodings: Sequence[Any]) -> dict[str, np.ndarray]:

