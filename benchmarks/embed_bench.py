@@ -72,7 +72,7 @@ t0 = time.perf_counter()
 import uniko_memory
 t1 = time.perf_counter()
 from uniko_memory.providers.embed.local import LocalOnnxEmbedder
-e = LocalOnnxEmbedder(threads={threads})
+e = LocalOnnxEmbedder(threads={threads}, compute="{compute}")
 e.warmup()
 t2 = time.perf_counter()
 e.embed_documents_sync(["hello world"])
@@ -80,7 +80,7 @@ print(t1 - t0, t2 - t1, time.perf_counter() - t2)
 """
 
 
-def measure_load(threads: int) -> tuple[float, float, float]:
+def measure_load(threads: int, compute: str = "int8") -> tuple[float, float, float]:
     """Fresh-process seconds for (package import, embedder import + session, first embedding).
 
     Best of 3 by embedder load time; the OS file cache is warm after the first run.
@@ -88,7 +88,7 @@ def measure_load(threads: int) -> tuple[float, float, float]:
     best = (float("inf"),) * 3
     for _ in range(3):
         out = subprocess.run(
-            [sys.executable, "-c", _LOAD_SNIPPET.format(threads=threads)],
+            [sys.executable, "-c", _LOAD_SNIPPET.format(threads=threads, compute=compute)],
             check=True,
             capture_output=True,
             text=True,
@@ -114,6 +114,9 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--n", type=int, default=1000)
     parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument(
+        "--compute", choices=["int8", "float"], default="int8", help="models.embedding_compute"
+    )
     args = parser.parse_args()
     load_avg = os.getloadavg()[0]
 
@@ -124,8 +127,8 @@ def main() -> None:
     if args.data and args.data.is_file():
         corpora["locomo"] = locomo_lines(args.data, args.n)
 
-    emb = LocalOnnxEmbedder(threads=args.threads, batch_size=args.batch_size)
-    pkg_s, load_s, first_s = measure_load(emb.threads)
+    emb = LocalOnnxEmbedder(threads=args.threads, batch_size=args.batch_size, compute=args.compute)
+    pkg_s, load_s, first_s = measure_load(emb.threads, args.compute)
     emb.warmup()
     emb.embed_documents_sync(["warm up"])
 
