@@ -179,3 +179,27 @@ def test_compute_is_checked_and_configured() -> None:
     assert default_embedder(cfg).compute == "float"
     assert default_embedder(UnikoConfig()).compute == "int8"
     assert LocalOnnxEmbedder(compute="float").model_id == LocalOnnxEmbedder().model_id  # one model
+
+
+def test_a_failed_build_or_no_home_folder_leaves_the_float_graph(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.delenv("UNIKO_CACHE_DIR", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    expected = ic.int8_compute_graph(_shipped()) if ic.int8_kernel_available() else None
+    assert ic.int8_compute_model(_shipped()) == expected  # built, not cached
+
+    def broken(*_: Any, **__: Any) -> bytes:
+        raise ValueError("protobuf parse error")
+
+    monkeypatch.setattr(local_mod, "int8_compute_model", broken)
+    floats = _fresh("float").embed_documents_sync(TEXTS)
+    with caplog.at_level(logging.WARNING, logger=local_mod.__name__):
+        got = _fresh("int8").embed_documents_sync(TEXTS)
+    np.testing.assert_array_equal(got, floats)
+    assert "int8 compute unavailable (protobuf parse error)" in caplog.text

@@ -72,13 +72,18 @@ def int8_compute_model(model_path: str | Path, *, fresh: bool = False) -> bytes 
     it (after a cached copy failed to load)."""
     ort = require("onnxruntime", purpose="local ONNX models")
     digest = hashlib.sha256(Path(model_path).read_bytes()).hexdigest()[:32]
-    cached = cache_dir() / f"int8-compute-v{RECIPE_VERSION}-ort{ort.__version__}-{_cpu()}-{digest}.onnx"
-    if not fresh:
+    name = f"int8-compute-v{RECIPE_VERSION}-ort{ort.__version__}-{_cpu()}-{digest}.onnx"
+    try:
+        cached: Path | None = cache_dir() / name
+    except RuntimeError:  # no home folder to find (Path.home() in a bare container)
+        cached = None
+    if cached is not None and not fresh:
         with contextlib.suppress(OSError):
             data = cached.read_bytes()
             return None if data == _NONE else data
     graph = int8_compute_graph(model_path) if int8_kernel_available() else None
-    _store(cached, _NONE if graph is None else graph)
+    if cached is not None:
+        _store(cached, _NONE if graph is None else graph)
     return graph
 
 

@@ -87,21 +87,24 @@ def _get_runtime(
 
 def _session(model_path: str, compute: str, threads: int) -> Any:
     """The int8-compute graph's session when there is one for this model and CPU, else the
-    graph as shipped (float32 products: the same model's vectors, just slower)."""
+    graph as shipped (float32 products: the same model's vectors, just slower). Nothing about
+    the int8 graph (a missing ``onnx``, a damaged cached copy, a failed build) stops the embedder."""
     if compute == "int8":
-        try:
-            graph = int8_compute_model(model_path)
-        except MissingDependency as exc:
-            log.warning("int8 compute needs %s; the local embedder computes in float32", exc)
-            graph = None
-        if graph is not None:
+        for fresh in (False, True):
+            try:
+                graph = int8_compute_model(model_path, fresh=fresh)
+            except MissingDependency as exc:
+                log.warning("int8 compute needs %s; the local embedder computes in float32", exc)
+                break
+            except Exception as exc:
+                log.warning("int8 compute unavailable (%s); the local embedder computes in float32", exc)
+                break
+            if graph is None:
+                break
             try:
                 return make_session(graph, threads)
-            except Exception:  # a cached graph that does not load (truncated, foreign): rebuild it
-                log.warning("the cached int8-compute graph did not load; rebuilding it", exc_info=True)
-                graph = int8_compute_model(model_path, fresh=True)
-                if graph is not None:
-                    return make_session(graph, threads)
+            except Exception:  # a cached graph that does not load (truncated, foreign): rebuild it once
+                log.warning("the int8-compute graph did not load; rebuilding it", exc_info=True)
     return make_session(model_path, threads)
 
 
