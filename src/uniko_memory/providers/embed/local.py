@@ -94,10 +94,7 @@ def _session(model_path: str, compute: str, threads: int) -> Any:
         for fresh in (False, True):
             try:
                 graph = int8_compute_model(model_path, fresh=fresh)
-            except MissingDependency as exc:
-                log.warning("int8 compute needs %s; the local embedder computes in float32", exc)
-                break
-            except Exception as exc:
+            except Exception as exc:  # e.g. MissingDependency (no ``onnx``), a failed build
                 log.warning("int8 compute unavailable (%s); the local embedder computes in float32", exc)
                 break
             if graph is None:
