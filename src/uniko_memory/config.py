@@ -109,6 +109,12 @@ class IngestConfig(_Group):
     #: NLP pass (``nlp.pipe``) and one store transaction per window instead of per turn. Each turn
     #: is still checked, refused or replayed on its own, with the id a single ``observe`` gives it.
     import_window_turns: int = Field(64, ge=1, le=1_000)
+    #: A turn found stored whose Session does not count it yet belongs to a unit another writer is
+    #: still writing (several processes on one Weaviate): ingest waits up to this long for that
+    #: unit to finish before it returns the replay, so the next turn extends the finished Session.
+    #: A unit still unfinished after it was left part way by a writer that stopped; it is applied
+    #: again over the stored Session (``ingest/replay_settle.py``). The embedded store never waits.
+    replay_settle_secs: float = Field(15.0, ge=0)
     #: Sessions with no new turn for this long are auto-closed and finalised by maintenance.
     session_inactivity_secs: float = Field(3600.0, gt=0)
     #: Artifacts larger than this are refused.

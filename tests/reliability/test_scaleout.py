@@ -27,6 +27,9 @@ from uniko_memory.model import Entity, Message, Session, Tier
 from uniko_memory.store.weaviate import WeaviateStore, connect_url
 
 TURNS = 24
+#: The second process starts this much later: between the first one's message and session writes
+#: of its first unit (both slowed in the double, below).
+STAGGER = 0.32
 
 
 @pytest.fixture(scope="module")
@@ -50,12 +53,15 @@ def _real() -> tuple[int, int] | None:
     return http.port or 8080, grpc.port or 50051
 
 
-def in_children(kind: str, *args: Any, n: int = 2, timeout: float = 240) -> list[Any]:
-    """Run ``child.run(kind, ...)`` in ``n`` spawned processes starting together; their results."""
+def in_children(kind: str, *args: Any, n: int = 2, timeout: float = 240, stagger: float = 0.0) -> list[Any]:
+    """Run ``child.run(kind, ...)`` in ``n`` spawned processes starting together (child ``i``
+    ``i * stagger`` seconds after the first); their results."""
     ctx = multiprocessing.get_context("spawn")
     queue = ctx.Queue()
     start_at = time.time() + 8  # after both children imported everything and connected
-    procs = [ctx.Process(target=child.run, args=(kind, queue, *args, start_at)) for _ in range(n)]
+    procs = [
+        ctx.Process(target=child.run, args=(kind, queue, *args, start_at + i * stagger)) for i in range(n)
+    ]
     for p in procs:
         p.start()
     try:
@@ -88,15 +94,25 @@ async def _snapshot(http_port: int, grpc_port: int, prefix: str) -> dict[str, An
 
 
 async def _ingest_twice_concurrently(
-    http_port: int, grpc_port: int, alone: str, raced: str, double: WeaviateDouble | None = None
+    http_port: int,
+    grpc_port: int,
+    alone: str,
+    raced: str,
+    double: WeaviateDouble | None = None,
+    stagger: float = 0.0,
 ) -> None:
     await child.ingest(http_port, grpc_port, alone, TURNS, 0.0)
     if double is not None:
         # Slow message writes: a unit's other nodes and its messages land far apart, so the other
         # process often reads between them (where a wrong write or read order double-applies it).
         double.engine.delays[("BatchObjects", f"{raced}Message")] = 0.25
+        # ... and slow session writes: a unit another process sees as a replay (its messages
+        # stored) is still being written, so a process that moved on too early extends the session
+        # from a stale pre-image.
+        double.engine.delays[("BatchObjects", f"{raced}Session")] = 0.15
     try:
-        replays = in_children("ingest", http_port, grpc_port, raced, TURNS)
+        # The second process starts while the first one's first unit is half written.
+        replays = in_children("ingest", http_port, grpc_port, raced, TURNS, stagger=stagger)
     finally:
         if double is not None:
             double.engine.delays.clear()
@@ -112,7 +128,7 @@ async def _ingest_twice_concurrently(
 
 async def test_two_processes_ingesting_the_same_turns_store_one_copy(server: Any) -> None:
     http_port, grpc_port, double = server
-    await _ingest_twice_concurrently(http_port, grpc_port, fresh_prefix(), fresh_prefix(), double)
+    await _ingest_twice_concurrently(http_port, grpc_port, fresh_prefix(), fresh_prefix(), double, STAGGER)
 
 
 async def test_two_processes_never_hold_the_cycle_lease_together(server: Any) -> None:

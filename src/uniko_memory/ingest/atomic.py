@@ -17,7 +17,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, Field
 
@@ -46,6 +46,7 @@ from ..tokens import count_tokens
 from .bulk import TURN_REFUSALS, BulkObserveResult
 from .chunk_nodes import put_chunks
 from .chunking import chunk_text, passage_spans
+from .replay_settle import counts, resumable, settle, unfinished_error
 from .turn import Turn, check_session_id, check_turn, turn_time
 
 log = logging.getLogger(__name__)
@@ -184,8 +185,9 @@ class AtomicIngest:
         # One read for the replay check and the session (each store read is a thread hop).
         existing = await self.store.get_many(agent, [*(p.node_id for p in prepared), sid])
         replay = self._check_replay(prepared, existing)
+        resume = replay and await self._unfinished(agent, sid, prepared, existing)
         timings.validate_ms = (time.perf_counter() - t0) * 1000
-        if replay:
+        if replay and not resume:
             results = [self._result(agent, sid, p, was_replay=True) for p in prepared]
             timings.total_ms = (time.perf_counter() - t0) * 1000
             return UnitResult(results=results, was_replay=True, timings=timings), []
@@ -197,7 +199,14 @@ class AtomicIngest:
         timings.ner_ms = (time.perf_counter() - t1) * 1000
 
         t2 = time.perf_counter()
-        items = await self._commit(agent, sid, session_external, prepared, session, names)
+        items = await self._commit(agent, sid, session_external, prepared, session, names, resume)
+        if items is None:  # another writer stored these turns meanwhile: its unit may be unfinished
+            existing = await self.store.get_many(agent, [*(p.node_id for p in prepared), sid])
+            if self._check_replay(prepared, existing) and await self._unfinished(
+                agent, sid, prepared, existing
+            ):
+                session = existing.get(sid)
+                items = await self._commit(agent, sid, session_external, prepared, session, names, True)
         timings.commit_ms = (time.perf_counter() - t2) * 1000
         timings.total_ms = (time.perf_counter() - t0) * 1000
         if items is None:
@@ -242,18 +251,22 @@ class AtomicIngest:
             return out, []
         existing = await self.store.get_many(agent, [*fresh, sid])
         todo: list[tuple[int, _Prepared]] = []
+        unfinished = False  # a turn stored by a unit another writer is still writing
         for position, p in fresh.values():
             try:
                 replay = self._check_replay([p], existing)
             except IdConflict as exc:
                 out.refuse(position, p.turn, exc)
                 continue
-            if replay:
+            if replay and counts(existing.get(sid), [cast(Message, existing[p.node_id])]):
                 out.replays += 1
             else:
+                unfinished |= replay
                 todo.append((position, p))
         if not todo:
             return out, []
+        if unfinished:  # each turn as ``observe`` settles it: wait for that unit, or resume it
+            return await self._one_by_one(agent, session_external, todo, out)
         prepared = [p for _, p in todo]
         session = existing.get(sid)
         names = self._participant_names(session if isinstance(session, Session) else None, prepared, [])
@@ -266,6 +279,11 @@ class AtomicIngest:
             out.stored += len(items)
             return out, items
         # Raced by another writer: settle each turn on its own, as ``observe`` would.
+        return await self._one_by_one(agent, session_external, todo, out)
+
+    async def _one_by_one(
+        self, agent: str, session_external: str, todo: list[tuple[int, _Prepared]], out: BulkObserveResult
+    ) -> tuple[BulkObserveResult, list[PostIngestItem]]:
         all_items: list[PostIngestItem] = []
         for position, p in todo:
             try:
@@ -286,17 +304,23 @@ class AtomicIngest:
         prepared: list[_Prepared],
         session: Any,
         names: list[str],
+        resume: bool = False,
     ) -> list[PostIngestItem] | None:
         """The write step: one store unit for the prepared turns; None if a concurrent identical
-        unit committed them meanwhile (a replay)."""
+        unit committed them meanwhile (a replay). ``resume``: the turns are stored by a unit that
+        never finished (``replay_settle``); apply it again unless it has finished meanwhile."""
         items: list[PostIngestItem] = []
         async with self.store.unit(agent) as unit:
             u = await _PrefetchedUnit.open(self.store, unit, self._reads(agent, sid, prepared, session))
             # Re-read under the unit: a concurrent identical unit may have committed meanwhile.
             raced = {p.node_id: n for p in prepared if (n := await u.get(p.node_id)) is not None}
-            if raced and self._check_replay(prepared, raced):
-                return None
             current = await u.get(sid)
+            if raced and self._check_replay(prepared, raced):
+                stored = [m for p in prepared if isinstance(m := raced[p.node_id], Message)]
+                if not resume or counts(current, stored):
+                    return None
+                if not resumable(current, stored):
+                    raise unfinished_error(sid, stored, current)
             before = current if isinstance(current, Session) else None
             names = self._participant_names(before, prepared, names)
             self._upsert_session(u, agent, sid, session_external, before, prepared, names)
@@ -397,6 +421,32 @@ class AtomicIngest:
         if self.config.ingest.redact_secrets:
             scanner = scanner_for(tuple(self.config.ingest.secret_patterns_extra))
             scanner.check_ids({"session id": session_external}, "the unit")
+
+    async def _unfinished(
+        self, agent: str, sid: str, prepared: list[_Prepared], existing: dict[str, Any]
+    ) -> bool:
+        """For stored turns (a replay): False once their unit has finished, waiting for another
+        writer still writing it; True if it never finishes and can be applied again (``existing``
+        then holds the Session read last). Raises ``StoreError`` if it can be neither."""
+        stored = [m for p in prepared if isinstance(m := existing[p.node_id], Message)]
+        session = existing.get(sid)
+        if counts(session, stored):
+            return False
+        session = await settle(self.store, agent, sid, stored, session, self.config.ingest.replay_settle_secs)
+        if session is not None:
+            existing[sid] = session
+        if counts(session, stored):
+            return False
+        if not resumable(session, stored):
+            raise unfinished_error(sid, stored, session)
+        log.warning(
+            "turn(s) %s of session %r were stored by a unit that did not finish within %.1f s (a "
+            "writer stopped part way); applying it again",
+            ", ".join(repr(p.ext_id) for p in prepared),
+            sid,
+            self.config.ingest.replay_settle_secs,
+        )
+        return True
 
     def _check_replay(self, prepared: list[_Prepared], existing: dict[str, Any]) -> bool:
         # node ids need the agent, which the caller's store unit fixes; computed here

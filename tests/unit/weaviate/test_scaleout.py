@@ -13,11 +13,12 @@ from typing import Any
 import pytest
 from google.protobuf import json_format
 
-from tests.weaviate_double import WeaviateDouble
+from tests.weaviate_double import Fault, WeaviateDouble
 from tests.weaviate_double.harness import fresh_prefix
 from uniko_memory import Turn, Uniko, UnikoConfig
 from uniko_memory.config import LeaseConfig
-from uniko_memory.model import Entity, Message
+from uniko_memory.errors import StoreError
+from uniko_memory.model import Entity, Message, Session, Tier, message_id
 from uniko_memory.recall.cache import shared_generation
 from uniko_memory.store.lease import CYCLE_LEASE, LeaseLost
 from uniko_memory.store.weaviate import WeaviateStore
@@ -274,3 +275,104 @@ async def test_replay_markers_are_written_first_and_read_last(
 
 def _requests(double: WeaviateDouble, method: str) -> list[dict[str, Any]]:
     return [json_format.MessageToDict(r) for m, r in double.engine.requests if m == method]
+
+
+async def test_sessions_are_written_after_every_other_put_of_a_unit(double: WeaviateDouble) -> None:
+    """The Session is a unit's completion marker: a process that sees it count a turn sees all of
+    that turn's unit (ingest waits for it on a replay, ``ingest/replay_settle.py``)."""
+    prefix = fresh_prefix()
+    cfg = UnikoConfig.build({"store": {"collection_prefix": prefix}})
+    uni = await Uniko.open("ignored.db", cfg, weaviate=double.async_client())
+    steps: list[str] = []
+    uni.kb.store.before_write_step = steps.append  # type: ignore[attr-defined]
+    double.engine.record = True
+    try:
+        at = datetime(2024, 3, 2, 18, 0, tzinfo=UTC)
+        await (
+            uni.agent(AGENT).session("s1").observe(Turn(sender="Priya", content="Ana moved to Oslo.", at=at))
+        )
+    finally:
+        double.engine.record = False
+        uni.kb.store.before_write_step = None  # type: ignore[attr-defined]
+        await uni.close()
+    assert steps[:3] == ["nodes", "edges", "completion"]
+    written = [obj["collection"] for req in _requests(double, "BatchObjects") for obj in req["objects"]]
+    unit_writes = written[: written.index(f"{prefix}Session") + 1]
+    assert unit_writes[0] == f"{prefix}Message"
+    assert f"{prefix}_Edges" in unit_writes and f"{prefix}Participant" in unit_writes
+    assert unit_writes[-1] == f"{prefix}Session" and unit_writes.count(f"{prefix}Session") == 1
+
+
+async def test_a_replay_of_a_unit_still_being_written_returns_once_it_is_finished(
+    double: WeaviateDouble,
+) -> None:
+    """Process A's unit has written its Message but not yet its Session (slowed); process B ingests
+    the same turn, then the next one. B's replay waits for A's Session, so B's next turn extends the
+    finished Session (one sequence number each, every turn counted)."""
+    prefix = fresh_prefix()
+    cfg = UnikoConfig.build({"store": {"collection_prefix": prefix}})
+    a = await Uniko.open("ignored.db", cfg, weaviate=double.async_client())
+    b = await Uniko.open("ignored.db", cfg, weaviate=double.async_client())
+    at = datetime(2024, 3, 2, 18, 0, tzinfo=UTC)
+    first = Turn(id="t0", sender="Priya", content="I adopted a grey cat named Biscuit.", at=at)
+    second = Turn(id="t1", sender="Priya", content="Biscuit sleeps all day.", at=at)
+    double.engine.delays[("BatchObjects", f"{prefix}Session")] = 0.8
+    try:
+        writing = asyncio.create_task(a.agent(AGENT).session("s1").observe(first))
+        first_id = message_id(AGENT, "t0")
+        for _ in range(200):  # until A's Message is stored (its Session is 0.8 s away)
+            if await b.kb.store.get(AGENT, first_id) is not None:
+                break
+            await asyncio.sleep(0.01)
+        assert not writing.done()
+        replay = await b.agent(AGENT).session("s1").observe(first)
+        assert replay.was_replay and replay.message_node_id == first_id
+        counted = await b.kb.store.get(AGENT, replay.session_node_id)  # A's Session, waited for
+        assert isinstance(counted, Session) and counted.message_count == 1
+        await writing
+        await b.agent(AGENT).session("s1").observe(second)
+        found = await b.kb.store.find(AGENT, Tier.MESSAGE, limit=10)
+        assert sorted((m.external_id, m.seq) for m in found if isinstance(m, Message)) == [
+            ("t0", 0),
+            ("t1", 1),
+        ]
+        session = await b.kb.store.get(AGENT, replay.session_node_id)
+        assert isinstance(session, Session) and session.message_count == 2
+    finally:
+        double.engine.delays.clear()
+        await b.close()
+        await a.close()
+
+
+async def test_an_ingest_left_partly_written_is_repaired_by_running_it_again(double: WeaviateDouble) -> None:
+    """A unit whose Session write failed and whose rollback failed too leaves its Message behind:
+    observing the turn again finds it unfinished (after ``replay_settle_secs``) and completes it."""
+    prefix = fresh_prefix()
+    cfg = UnikoConfig.build({"store": {"collection_prefix": prefix}, "ingest": {"replay_settle_secs": 0.05}})
+    uni = await Uniko.open("ignored.db", cfg, weaviate=double.async_client())
+    at = datetime(2024, 3, 2, 18, 0, tzinfo=UTC)
+    session = uni.agent(AGENT).session("s1")
+    try:
+        await session.observe(Turn(id="t0", sender="Priya", content="I adopted a grey cat.", at=at))
+        double.engine.faults += [
+            Fault("BatchObjects", collection=f"{prefix}Session", message="disk full"),
+            Fault("BatchDelete", collection=f"{prefix}Message", message="still down"),
+        ]
+        second = Turn(id="t1", sender="Priya", content="Her name is Biscuit.", at=at)
+        with pytest.raises(StoreError, match="partially rolled back"):
+            await session.observe(second)
+        double.engine.faults.clear()
+        assert await uni.kb.store.get(AGENT, message_id(AGENT, "t1")) is not None  # left behind
+        result = await session.observe(second)
+        assert not result.was_replay
+        found = await uni.kb.store.find(AGENT, Tier.MESSAGE, limit=10)
+        assert sorted((m.external_id, m.seq) for m in found if isinstance(m, Message)) == [
+            ("t0", 0),
+            ("t1", 1),
+        ]
+        stored = await uni.kb.store.get(AGENT, result.session_node_id)
+        assert isinstance(stored, Session) and stored.message_count == 2
+        assert stored.last_message_id == result.message_node_id
+    finally:
+        double.engine.faults.clear()
+        await uni.close()

@@ -34,8 +34,12 @@ _PAGE = 5_000
 _TENANT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 _NO_TENANT = re.compile(r"tenant\b.*\b(not found|does not exist|not exist)", re.IGNORECASE | re.DOTALL)
 _PREFIX = re.compile(r"^[A-Z][A-Za-z0-9]{0,40}$")
-#: Tiers whose presence marks a unit as applied (ingest's replay check reads its messages).
+#: Tiers whose presence marks a unit as begun (ingest's replay check reads its messages): written
+#: before a unit's other nodes, read after them.
 REPLAY_MARKERS = frozenset({Tier.MESSAGE})
+#: Tiers whose new state marks a unit as finished (ingest waits for the session to count a replayed
+#: turn): written after a unit's other nodes and edges, before its deletes.
+COMPLETION_MARKERS = frozenset({Tier.SESSION})
 
 
 def tenant_name(agent: str) -> str:

@@ -12,15 +12,17 @@ Write guarantee (Weaviate has no transactions) — what a unit of work gives her
   (bad vector, redacted node rewritten, wrong tier) writes nothing.
 - **Idempotent ids**: every object has a deterministic uuid (``to_uuid``), so a retried or
   re-run unit converges on the same state; only the difference to the pre-image is written.
-- **Write order**: blobs, node upserts, edge upserts, edge deletes, node deletes. A crash part way
-  leaves extra content, never dangling deletions of what the unit meant to keep.
+- **Write order**: blobs, node upserts (messages first), edge upserts, session upserts, edge
+  deletes, node deletes. A crash part way leaves extra content, never dangling deletions of what the
+  unit meant to keep; a session counts a turn only once the rest of its unit is written.
 - **Compensation**: if a write fails after retries (transient errors only), the objects the unit
   already wrote are restored to their pre-images and ``StoreError`` is raised; if the compensation
   fails too, the error says the unit is partially applied (re-running it repairs it).
 - **No isolation**: other readers can see a unit half-applied while it is being written, and units
   are serialised per ``WeaviateStore`` instance only (not across processes). Replay markers
   (messages) are written before a unit's other nodes and read after them, so another process
-  racing the same unit sees a replay or writes the same objects (docs/deploy-weaviate.md).
+  racing the same unit sees a replay or writes the same objects; sessions, written after the
+  rest, mark the unit finished, and ingest returns a replay only then (docs/deploy-weaviate.md).
 - **Shared generations**: every commit rewrites the agent's generation record in ``_Meta``
   (``leases``), which ``current_generation`` reads for every process's recall cache.
 

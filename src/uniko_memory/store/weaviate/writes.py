@@ -16,7 +16,7 @@ from ...model.time import to_epoch, to_utc
 from ..buffered_unit import DeleteNode, Op, PutNode, serialize_node
 from ..text_query import clean_text
 from . import schema as sc
-from .core import REPLAY_MARKERS, WeaviateCore, tenant_name
+from .core import COMPLETION_MARKERS, REPLAY_MARKERS, WeaviateCore, tenant_name
 from .filter_map import Side, any_of
 from .leases import GENERATION_KIND, as_int, next_record
 from .unit import (
@@ -123,6 +123,8 @@ class WeaviateWrites(WeaviateCore):
     def _steps(self, tenant: str, plan: Plan) -> list[tuple[str, Callable[[], Any], Callable[[], Any]]]:
         """(name, do, undo) per write step, in the documented order."""
         node_puts = {nid: (pre, fin) for nid, (pre, fin) in plan.nodes.items() if fin is not None}
+        last_puts = {n: pf for n, pf in node_puts.items() if pf[1].tier in COMPLETION_MARKERS}
+        first_puts = {n: pf for n, pf in node_puts.items() if n not in last_puts}
         node_dels = {
             nid: pre
             for nid, (pre, fin) in plan.nodes.items()
@@ -165,16 +167,22 @@ class WeaviateWrites(WeaviateCore):
             ]
             await self._insert(self.blobs, None, objs)
 
-        async def undo_node_puts() -> None:
-            # Nodes new to their tier go; overwritten ones get their pre-image back.
-            await del_nodes(
-                {
-                    n: fin
-                    for n, (pre, fin) in node_puts.items()
-                    if fin and (pre is None or pre.tier != fin.tier)
-                }
-            )
-            await put_nodes({n: pre for n, (pre, _) in node_puts.items() if pre is not None})
+        def node_step(puts: dict[str, tuple[StoredNode | None, StoredNode]]) -> tuple[Any, Any]:
+            async def do() -> None:
+                await put_nodes({n: f for n, (_, f) in puts.items()})
+
+            async def undo() -> None:
+                # Nodes new to their tier go; overwritten ones get their pre-image back.
+                await del_nodes(
+                    {
+                        n: fin
+                        for n, (pre, fin) in puts.items()
+                        if fin and (pre is None or pre.tier != fin.tier)
+                    }
+                )
+                await put_nodes({n: pre for n, (pre, _) in puts.items() if pre is not None})
+
+            return do, undo
 
         async def undo_edge_puts() -> None:
             await del_edges([k for k, (pre, _) in edge_puts.items() if pre is None])
@@ -189,14 +197,16 @@ class WeaviateWrites(WeaviateCore):
                     lambda: self._delete_uuids(self.blobs, None, [sc.blob_uuid(s) for s in plan.blobs]),
                 )
             )
-        if node_puts:
-            steps.append(
-                ("nodes", lambda: put_nodes({n: f for n, (_, f) in node_puts.items() if f}), undo_node_puts)
-            )
+        if first_puts:
+            steps.append(("nodes", *node_step(first_puts)))
         if edge_puts:
             steps.append(
                 ("edges", lambda: put_edges({k: f for k, (_, f) in edge_puts.items() if f}), undo_edge_puts)
             )
+        if last_puts:
+            # Completion markers (sessions) after every other put: a process that sees a session
+            # count a turn sees all of that turn's unit (``ingest`` waits for it on a replay).
+            steps.append(("completion", *node_step(last_puts)))
         if edge_dels:
             steps.append(("edge_deletes", lambda: del_edges(edge_dels), lambda: put_edges(edge_dels)))
         if node_dels:
