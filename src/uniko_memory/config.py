@@ -51,8 +51,12 @@ class StoreConfig(_Group):
 class ModelConfig(_Group):
     #: "local" = bundled all-MiniLM-L6-v2 int8 ONNX; "cohere"; "custom" = an injected Embedder.
     embedder: str = "local"
-    #: Texts embedded in one call of the embedder.
-    embedding_batch_size: int = Field(32, ge=1, le=4096)
+    #: Texts the local embedder runs through the model at once (length-sorted). Small batches pad
+    #: less: a post-ingest batch mixes turns and observations of every length, and 32 rows padded
+    #: 28 % more tokens than they held, 8 rows 7 %. 8 instead of 32: dev-split import 35.7 s
+    #: instead of 40.4 s, and one 500-turn call 4 % faster (BENCHMARKS.md, issue 20). The vectors
+    #: do not depend on it.
+    embedding_batch_size: int = Field(8, ge=1, le=4096)
     #: Threads of the local ONNX embedder (None: onnxruntime's default).
     embedding_threads: int | None = Field(None, ge=1)
     #: How the local embedder multiplies its int8 weights: "int8" (integer products, blockwise

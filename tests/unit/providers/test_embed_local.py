@@ -61,7 +61,7 @@ async def test_paraphrase_closer_than_unrelated(local_embedder: Any) -> None:
 
 async def test_batching_equals_one_by_one(local_embedder: Any) -> None:
     assert len(CHAT) == 70
-    batched = await local_embedder.embed_documents(CHAT)  # 3 batches of <= 32, length-sorted
+    batched = await local_embedder.embed_documents(CHAT)  # 9 batches of <= 8, length-sorted
     singles = np.stack([local_embedder.embed_documents_sync([t])[0] for t in CHAT])
     np.testing.assert_allclose(batched, singles, atol=1e-5)
 
@@ -111,7 +111,7 @@ async def test_query_cache_hits_and_isolation(local_embedder: Any) -> None:
 async def test_runtime_shared_across_instances(local_embedder: Any) -> None:
     from uniko_memory.providers.embed.local import LocalOnnxEmbedder
 
-    other = LocalOnnxEmbedder(batch_size=8, threads=local_embedder.threads)
+    other = LocalOnnxEmbedder(batch_size=32, threads=local_embedder.threads)
     assert other._runtime() is local_embedder._runtime()
 
 

@@ -121,7 +121,7 @@ class LocalOnnxEmbedder:
     def __init__(
         self,
         *,
-        batch_size: int = 32,
+        batch_size: int = 8,
         max_batch_tokens: int = 2048,
         threads: int | None = None,
         cache_size: int = 1024,
@@ -156,7 +156,7 @@ class LocalOnnxEmbedder:
         self.batch_size = batch_size
         #: A batch holds at most this many (padded) tokens: attention memory grows with the batch
         #: times its length squared, so long passages go 8 at a time (1.3 GB less peak memory for
-        #: 256 passages of 256 tokens, and faster; short turns still go ``batch_size`` at a time).
+        #: 256 passages of 256 tokens, and faster than 32 at a time).
         self.max_batch_tokens = max_batch_tokens
         self.threads = threads or default_threads()
         self.max_length = max_length
