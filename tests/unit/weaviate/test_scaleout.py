@@ -303,6 +303,15 @@ async def test_sessions_are_written_after_every_other_put_of_a_unit(double: Weav
     assert unit_writes[-1] == f"{prefix}Session" and unit_writes.count(f"{prefix}Session") == 1
 
 
+async def _assert_t0_t1_stored_once(uni: Uniko, session_node_id: str) -> Session:
+    """Turns t0 and t1 stored once each, with sequence numbers 0 and 1, and the Session counting 2."""
+    found = await uni.kb.store.find(AGENT, Tier.MESSAGE, limit=10)
+    assert sorted((m.external_id, m.seq) for m in found if isinstance(m, Message)) == [("t0", 0), ("t1", 1)]
+    session = await uni.kb.store.get(AGENT, session_node_id)
+    assert isinstance(session, Session) and session.message_count == 2
+    return session
+
+
 async def test_a_replay_of_a_unit_still_being_written_returns_once_it_is_finished(
     double: WeaviateDouble,
 ) -> None:
@@ -331,13 +340,7 @@ async def test_a_replay_of_a_unit_still_being_written_returns_once_it_is_finishe
         assert isinstance(counted, Session) and counted.message_count == 1
         await writing
         await b.agent(AGENT).session("s1").observe(second)
-        found = await b.kb.store.find(AGENT, Tier.MESSAGE, limit=10)
-        assert sorted((m.external_id, m.seq) for m in found if isinstance(m, Message)) == [
-            ("t0", 0),
-            ("t1", 1),
-        ]
-        session = await b.kb.store.get(AGENT, replay.session_node_id)
-        assert isinstance(session, Session) and session.message_count == 2
+        await _assert_t0_t1_stored_once(b, replay.session_node_id)
     finally:
         double.engine.delays.clear()
         await b.close()
@@ -365,13 +368,7 @@ async def test_an_ingest_left_partly_written_is_repaired_by_running_it_again(dou
         assert await uni.kb.store.get(AGENT, message_id(AGENT, "t1")) is not None  # left behind
         result = await session.observe(second)
         assert not result.was_replay
-        found = await uni.kb.store.find(AGENT, Tier.MESSAGE, limit=10)
-        assert sorted((m.external_id, m.seq) for m in found if isinstance(m, Message)) == [
-            ("t0", 0),
-            ("t1", 1),
-        ]
-        stored = await uni.kb.store.get(AGENT, result.session_node_id)
-        assert isinstance(stored, Session) and stored.message_count == 2
+        stored = await _assert_t0_t1_stored_once(uni, result.session_node_id)
         assert stored.last_message_id == result.message_node_id
     finally:
         double.engine.faults.clear()
