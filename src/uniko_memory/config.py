@@ -116,7 +116,7 @@ class IngestConfig(_Group):
     #: A turn found stored whose Session does not count it yet belongs to a unit another writer is
     #: still writing (several processes on one Weaviate): ingest waits up to this long for that
     #: unit to finish before it returns the replay, so the next turn extends the finished Session.
-    #: A unit still unfinished after it was left part way by a writer that stopped; it is applied
+    #: A unit still unfinished by then was left part way by a writer that stopped: it is applied
     #: again over the stored Session (``ingest/replay_settle.py``). The embedded store never waits.
     replay_settle_secs: float = Field(15.0, ge=0)
     #: Sessions with no new turn for this long are auto-closed and finalised by maintenance.

@@ -429,10 +429,8 @@ class AtomicIngest:
         writer still writing it; True if it never finishes and can be applied again (``existing``
         then holds the Session read last). Raises ``StoreError`` if it can be neither."""
         stored = [m for p in prepared if isinstance(m := existing[p.node_id], Message)]
-        session = existing.get(sid)
-        if counts(session, stored):
-            return False
-        session = await settle(self.store, agent, sid, stored, session, self.config.ingest.replay_settle_secs)
+        wait = self.config.ingest.replay_settle_secs
+        session = await settle(self.store, agent, sid, stored, existing.get(sid), wait)
         if session is not None:
             existing[sid] = session
         if counts(session, stored):
@@ -444,7 +442,7 @@ class AtomicIngest:
             "writer stopped part way); applying it again",
             ", ".join(repr(p.ext_id) for p in prepared),
             sid,
-            self.config.ingest.replay_settle_secs,
+            wait,
         )
         return True
 

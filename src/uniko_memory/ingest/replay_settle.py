@@ -47,8 +47,9 @@ def resumable(session: Any, messages: Sequence[Message]) -> bool:
 async def settle(
     store: Store, agent: str, sid: str, messages: Sequence[Message], session: Any, wait: float
 ) -> Any:
-    """The stored Session once it counts ``messages``, read again until ``wait`` seconds pass; the
-    last one read if it never does (the caller then resumes the unit or refuses it)."""
+    """The stored Session once it counts ``messages`` (``session`` itself, unread, when it already
+    does), read again until ``wait`` seconds pass; the last one read if it never does (the caller
+    then resumes the unit or refuses it)."""
     deadline = time.monotonic() + wait
     pause = _FIRST_POLL_SECS
     while not counts(session, messages):

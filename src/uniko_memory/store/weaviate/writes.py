@@ -174,11 +174,7 @@ class WeaviateWrites(WeaviateCore):
             async def undo() -> None:
                 # Nodes new to their tier go; overwritten ones get their pre-image back.
                 await del_nodes(
-                    {
-                        n: fin
-                        for n, (pre, fin) in puts.items()
-                        if fin and (pre is None or pre.tier != fin.tier)
-                    }
+                    {n: fin for n, (pre, fin) in puts.items() if pre is None or pre.tier != fin.tier}
                 )
                 await put_nodes({n: pre for n, (pre, _) in puts.items() if pre is not None})
 
