@@ -202,8 +202,11 @@ async def build_intent_at(
     names = await _participant_names(store, agent)
     # Without each participant it names, the question searches that participant's own words.
     stripped = {pid: text for pid, text in _without_names(query, names).items() if text}
-    # The question's vectors need no parse: embedded while the NLP pass runs.
+    # The question's vectors need no parse: embedded while the NLP pass runs. One step of the
+    # loop lets the embedding reach its worker thread first: started after the NLP thread, it
+    # waited for that thread's GIL (up to the 5 ms switch interval; a recall took 2 ms longer).
     original_vec = asyncio.ensure_future(_embed(embedder, [query, *stripped.values()]))
+    await asyncio.sleep(0)
     # Entities, POS and keywords need no dependency parse (the shallow pass gives the same ones);
     # only the declarative rewrite reads the parse.
     wanted = variants or list(tuning.query_variants) or ["keywords"]

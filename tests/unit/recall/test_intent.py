@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -136,6 +138,28 @@ async def test_embedder_failure_leaves_bm25_only(uni: Uniko) -> None:
 
     it = await build_intent_at(uni.kb.store, AGENT, "Caroline cat", REF, nlp=uni.nlp, embedder=Broken())
     assert it.vectors == {} and it.keywords
+
+
+async def test_the_embedding_is_under_way_before_the_nlp_pass_is_handed_to_a_thread(
+    uni: Uniko, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Handed over second, the embedding's worker waited for the NLP thread's GIL (recall +2 ms).
+    events: list[str] = []
+    real_to_thread = asyncio.to_thread
+
+    async def to_thread(fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+        events.append(getattr(fn, "__name__", "?"))
+        return await real_to_thread(fn, *args, **kwargs)
+
+    class Recording:
+        async def embed_queries(self, texts: list[str]) -> Any:
+            events.append("embed")
+            return await uni.kb.embedder.embed_queries(texts)
+
+    monkeypatch.setattr(asyncio, "to_thread", to_thread)
+    it = await build_intent_at(uni.kb.store, AGENT, "Caroline cat", REF, nlp=uni.nlp, embedder=Recording())
+    assert "analyze_shallow" in events and events.index("embed") < events.index("analyze_shallow")
+    assert "original" in it.vectors
 
 
 async def test_intent_sees_only_its_agent(uni: Uniko) -> None:
