@@ -262,12 +262,38 @@ class NlpPipeline:
             return self.analyze(texts)
         out: list[Analysis] = []
         for start in range(0, len(texts), self.batch_size):
-            batch = texts[start : start + self.batch_size]
             with loaded.lock:
-                docs = [loaded.nlp.make_doc(text) for text in batch]
-                docs = _run_pipes(loaded.nlp, docs, loaded.shallow_pipes, self.batch_size)
+                docs = self._shallow_docs(loaded, texts[start : start + self.batch_size])
             out.extend(doc_to_analysis(doc, shallow=True) for doc in docs)
         return out
+
+    def try_analyze_shallow(self, texts: Sequence[str]) -> list[Analysis] | None:
+        """``analyze_shallow(texts)`` in one pass if no other thread is using the model now, else
+        None at once (without waiting).
+
+        For a caller on an event loop with a short text (recall's question): analysing it on the
+        loop's thread costs less than a worker thread's hand-over and GIL waits, but waiting for
+        an ingest batch to release the model would hold the loop; None says: use a worker.
+        """
+        self._check(texts, "try_analyze_shallow")
+        loaded = self._ensure()
+        if loaded is None:
+            return self.analyze(texts)  # rules: no model, nothing to wait for
+        if not loaded.lock.acquire(blocking=False):
+            return None
+        try:
+            if loaded.deferred_pipes:
+                docs = self._shallow_docs(loaded, texts)
+            else:
+                docs = list(loaded.nlp.pipe(list(texts), batch_size=self.batch_size))
+        finally:
+            loaded.lock.release()
+        return [doc_to_analysis(doc, shallow=bool(loaded.deferred_pipes)) for doc in docs]
+
+    def _shallow_docs(self, loaded: _Loaded, texts: Sequence[str]) -> list[Any]:
+        """The shallow components run over ``texts``; the caller holds ``loaded.lock``."""
+        docs = [loaded.nlp.make_doc(text) for text in texts]
+        return _run_pipes(loaded.nlp, docs, loaded.shallow_pipes, self.batch_size)
 
     def complete(self, analyses: Sequence[Analysis]) -> list[Analysis]:
         """Full analyses for ``analyses``: shallow ones get the parse and lemmas, others pass as is.

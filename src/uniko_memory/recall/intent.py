@@ -212,7 +212,11 @@ async def build_intent_at(
     wanted = variants or list(tuning.query_variants) or ["keywords"]
     shallow = getattr(nlp, "analyze_shallow", None)
     analyze = nlp.analyze if shallow is None or "declarative" in wanted else shallow
-    analysis = (await asyncio.to_thread(analyze, [query]))[0]
+    # A short question is analysed here while the model is free (``RecallIntent.inline_nlp_chars``).
+    here = getattr(nlp, "try_analyze_shallow", None) if analyze == shallow else None
+    done_here = here([query]) if here is not None and len(query) <= tuning.inline_nlp_chars else None
+    analyses = done_here if done_here is not None else await asyncio.to_thread(analyze, [query])
+    analysis = analyses[0]
     ner = extract(analysis, list(names), reference=ref)
     profile = IntentProfile(query=query, reference_ts=ref)
     refs = [e for e in ner.entities if len(e.name) >= tuning.min_entity_chars]

@@ -8,6 +8,8 @@ the shallow analysis finds exactly what it finds on the full one.
 from __future__ import annotations
 
 import json
+import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -177,6 +179,33 @@ def test_threads_mix_shallow_and_complete(spacy_pipeline: NlpPipeline) -> None:
         assert list(pool.map(one, texts)) == expected
 
 
+def test_try_shallow_is_shallow_when_the_model_is_free(spacy_pipeline: NlpPipeline) -> None:
+    got = spacy_pipeline.try_analyze_shallow(TEXTS)
+    assert got is not None
+    assert [_signature(a) for a in got] == [_signature(a) for a in spacy_pipeline.analyze_shallow(TEXTS)]
+    assert all(a.shallow for a in got if a.tokens)
+
+
+def test_try_shallow_does_not_wait_for_a_busy_model(spacy_pipeline: NlpPipeline) -> None:
+    lock = spacy_pipeline._ensure().lock  # type: ignore[union-attr]
+    holding, release = threading.Event(), threading.Event()
+
+    def hold() -> None:  # what an ingest batch in a worker thread does
+        with lock:
+            holding.set()
+            release.wait(10)
+
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(hold)
+        assert holding.wait(10)
+        started = time.perf_counter()
+        assert spacy_pipeline.try_analyze_shallow(["Caroline met Jon."]) is None
+        assert time.perf_counter() - started < 0.5
+        release.set()
+    [a] = spacy_pipeline.try_analyze_shallow(["Caroline met Jon."]) or []  # free again
+    assert _signature(a) == _signature(spacy_pipeline.analyze_shallow(["Caroline met Jon."])[0])
+
+
 def test_validation(spacy_pipeline: NlpPipeline) -> None:
     from uniko_memory.errors import ValidationError
 
@@ -194,6 +223,7 @@ def test_rule_mode_has_no_second_stage(rules_pipeline: NlpPipeline) -> None:
     assert a.mode == "rules" and not a.shallow
     assert a == rule_analyze("Hey Mel! I met Jon.")
     assert rules_pipeline.complete([a])[0] is a
+    assert rules_pipeline.try_analyze_shallow(["Hey Mel! I met Jon."]) == [a]
 
 
 def test_stages_split_only_known_pipelines() -> None:

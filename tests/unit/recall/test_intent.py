@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+from uniko_memory.config import RecallIntent
 from uniko_memory.facade import Uniko
 from uniko_memory.model import Entity, Participant, Tier, entity_id, participant_id
 from uniko_memory.recall import IntentProfile, RecallConfig, build_intent_at
@@ -140,26 +142,77 @@ async def test_embedder_failure_leaves_bm25_only(uni: Uniko) -> None:
     assert it.vectors == {} and it.keywords
 
 
+class _Recorded:
+    """What ``build_intent_at`` hands to worker threads and when it asks for the embedding."""
+
+    def __init__(self, uni: Uniko, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.events: list[str] = []
+        real_to_thread = asyncio.to_thread
+
+        async def to_thread(fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+            self.events.append(getattr(fn, "__name__", "?"))
+            return await real_to_thread(fn, *args, **kwargs)
+
+        monkeypatch.setattr(asyncio, "to_thread", to_thread)
+        self.uni = uni
+
+    async def embed_queries(self, texts: list[str]) -> Any:
+        self.events.append("embed")
+        return await self.uni.kb.embedder.embed_queries(texts)
+
+    async def intent(self, query: str, inline_nlp_chars: int) -> IntentProfile:
+        tuning = RecallIntent(inline_nlp_chars=inline_nlp_chars)
+        return await build_intent_at(
+            self.uni.kb.store, AGENT, query, REF, nlp=self.uni.nlp, embedder=self, tuning=tuning
+        )
+
+
 async def test_the_embedding_is_under_way_before_the_nlp_pass_is_handed_to_a_thread(
     uni: Uniko, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Handed over second, the embedding's worker waited for the NLP thread's GIL (recall +2 ms).
-    events: list[str] = []
-    real_to_thread = asyncio.to_thread
-
-    async def to_thread(fn: Any, /, *args: Any, **kwargs: Any) -> Any:
-        events.append(getattr(fn, "__name__", "?"))
-        return await real_to_thread(fn, *args, **kwargs)
-
-    class Recording:
-        async def embed_queries(self, texts: list[str]) -> Any:
-            events.append("embed")
-            return await uni.kb.embedder.embed_queries(texts)
-
-    monkeypatch.setattr(asyncio, "to_thread", to_thread)
-    it = await build_intent_at(uni.kb.store, AGENT, "Caroline cat", REF, nlp=uni.nlp, embedder=Recording())
-    assert "analyze_shallow" in events and events.index("embed") < events.index("analyze_shallow")
+    rec = _Recorded(uni, monkeypatch)
+    it = await rec.intent("Caroline cat", inline_nlp_chars=0)
+    assert "analyze_shallow" in rec.events
+    assert rec.events.index("embed") < rec.events.index("analyze_shallow")
     assert "original" in it.vectors
+
+
+async def test_a_short_question_is_analysed_without_a_worker_thread(
+    uni: Uniko, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rec = _Recorded(uni, monkeypatch)
+    query = "Where did Caroline's cat Bailey come from?"
+    here = await rec.intent(query, inline_nlp_chars=len(query))
+    assert "analyze_shallow" not in rec.events
+    rec.events.clear()
+    worker = await rec.intent(query, inline_nlp_chars=len(query) - 1)  # one character too long
+    assert "analyze_shallow" in rec.events
+    assert here.summary() == worker.summary() and here.keywords == worker.keywords
+    # the model busy in another thread (an ingest batch): the question goes to a worker, no wait
+    rec.events.clear()
+    lock = uni.nlp._ensure().lock  # type: ignore[union-attr]
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with lock:
+            held.set()
+            release.wait(5)  # a loop that waited here would be held 5 s and then see no worker
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert held.wait(5)
+        task = asyncio.ensure_future(rec.intent(query, inline_nlp_chars=len(query)))
+        for _ in range(500):
+            if "analyze_shallow" in rec.events or task.done():
+                break
+            await asyncio.sleep(0.01)
+        assert "analyze_shallow" in rec.events and not task.done()  # waiting in a worker
+    finally:
+        release.set()
+        holder.join()
+    assert (await task).summary() == here.summary()
 
 
 async def test_intent_sees_only_its_agent(uni: Uniko) -> None:
