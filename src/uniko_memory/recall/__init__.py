@@ -20,7 +20,7 @@ from ..providers.token_counter import TokenCounter, as_token_counter
 from .cache import RecallCache, shared_generation
 from .config import RecallConfig
 from .feedback import learned_config
-from .intent import IntentProfile, build_intent_at, predict_answer_type, validate_query
+from .intent import IntentProfile, begin_intent, build_intent_at, predict_answer_type, validate_query
 from .items import (
     MEMORY_CLOSE,
     MEMORY_HEADER,
@@ -98,7 +98,8 @@ async def recall(
             from ..nlp.pipeline import default_pipeline
 
             nlp = default_pipeline()
-    intent = await build_intent_at(
+    # A draft: the cascade's keyword searches run while the question's vectors are computed.
+    intent = await begin_intent(
         store,
         agent,
         query,

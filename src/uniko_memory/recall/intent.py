@@ -193,6 +193,72 @@ async def build_intent_at(
 
     ``tuning`` (default: the reference ``RecallIntent``) sets the numbers; ``variants`` (default:
     its ``query_variants``) the rewrites."""
+    draft = await begin_intent(
+        store, agent, query, reference_ts, nlp=nlp, embedder=embedder, variants=variants, tuning=tuning
+    )
+    return await draft.complete()
+
+
+class IntentDraft:
+    """A profile whose question vectors are still being computed in a worker thread: everything
+    else (entities, keywords, variants, the name-stripped keywords) is in ``profile``, so keyword
+    searches can run meanwhile. ``complete()`` adds the vectors to that same profile."""
+
+    def __init__(
+        self,
+        profile: IntentProfile,
+        pending: asyncio.Future[np.ndarray | None],
+        stripped: list[str],
+        embedder: Any,
+    ) -> None:
+        self.profile = profile
+        self._pending = pending
+        self._stripped = stripped  # participant ids, in the order of their vectors after the question's
+        self._embedder = embedder
+        self._done = False
+
+    async def complete(self) -> IntentProfile:
+        """The profile with its vectors (or BM25-only, noted in ``degraded``, when embedding failed)."""
+        profile = self.profile
+        if self._done:
+            return profile
+        self._done = True
+        first = await self._pending
+        for i, pid in enumerate(self._stripped, start=1):
+            if pid in profile.without_name and first is not None:
+                profile.without_name[pid] = (profile.without_name[pid][0], first[i])
+        if first is not None:
+            profile.vectors["original"] = first[0]
+        elif self._embedder is None:
+            profile.degraded.append("no embedder configured: keyword (BM25) search only")
+        else:
+            profile.degraded.append("embedder unavailable: vector search skipped, keyword (BM25) search only")
+        # The keywords variant is for BM25; its vector would repeat the question's: not embedded.
+        others = [(name, text) for name, text in profile.variants if name not in ("keywords", "original")]
+        if others and first is not None:
+            more = await _embed(self._embedder, [t for _, t in others])
+            if more is not None:
+                profile.vectors.update({name: more[i] for i, (name, _) in enumerate(others)})
+        return profile
+
+    def cancel(self) -> None:
+        """Abandon the draft (its recall failed): the pending embedding's result is dropped."""
+        self._done = True
+        self._pending.cancel()
+
+
+async def begin_intent(
+    store: Store,
+    agent: str,
+    query: str,
+    reference_ts: datetime | None,
+    *,
+    nlp: Any,
+    embedder: Any,
+    variants: list[str] | None = None,
+    tuning: RecallIntent | None = None,
+) -> IntentDraft:
+    """``build_intent_at`` up to the question's vectors, which go on in a worker thread."""
     tuning = tuning or RecallIntent()
     from ..nlp.keywords import keywords as extract_keywords
     from ..nlp.ner import canonical_key, extract
@@ -256,25 +322,12 @@ async def build_intent_at(
         if text not in seen.values():
             seen[name] = text
     profile.variants = list(seen.items())
-    first = await original_vec
-    for i, (pid, text) in enumerate(stripped.items(), start=1):
+    for pid, text in stripped.items():
         if pid in profile.participant_ids:
             words = {w.casefold() for w in _WORD.findall(text)}
             kept = [k for k in profile.keywords if k.casefold() in words]
-            profile.without_name[pid] = (" ".join(kept), None if first is None else first[i])
-    if first is not None:
-        profile.vectors["original"] = first[0]
-    elif embedder is None:
-        profile.degraded.append("no embedder configured: keyword (BM25) search only")
-    else:
-        profile.degraded.append("embedder unavailable: vector search skipped, keyword (BM25) search only")
-    # The keywords variant is for BM25; its vector would repeat the question's, so it is not embedded.
-    others = [(name, text) for name, text in profile.variants if name not in ("keywords", "original")]
-    if others and first is not None:
-        more = await _embed(embedder, [t for _, t in others])
-        if more is not None:
-            profile.vectors.update({name: more[i] for i, (name, _) in enumerate(others)})
-    return profile
+            profile.without_name[pid] = (" ".join(kept), None)
+    return IntentDraft(profile, original_vec, list(stripped), embedder)
 
 
 async def _embed(embedder: Any, texts: list[str]) -> np.ndarray | None:

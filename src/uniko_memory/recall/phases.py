@@ -14,20 +14,21 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import defaultdict
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import numpy as np
 
 from ..model import EdgeType, Entity, Tier
 from ..providers.token_counter import TokenCounter, default_token_counter
-from ..store.filters import Eq, In
-from ..store.protocol import Store
+from ..store.filters import Eq, Filter, In
+from ..store.protocol import Hit, Store
 from .bundle import finish
 from .channels import Channels, graph_seeds
 from .config import RecallConfig
 from .coverage import compute_coverage
 from .fusion import Candidate, Pool, by_fused
-from .intent import IntentProfile
+from .intent import IntentDraft, IntentProfile
 from .items import ContextBundle
 from .scope import Scope
 
@@ -58,6 +59,8 @@ class Cascade:
         self.channels = Channels(store, agent, cfg, intent, self.scope)
         self.reranker = reranker
         self.pool = Pool()
+        #: Lists searched before the cascade (``prefetch_keywords``), by list name.
+        self.prefetched: dict[str, list[Hit]] = {}
         self.trace: dict[str, Any] = {"intent": intent.summary(), "phases": {}}
         #: What did not work for this recall and what it fell back to (shown in the bundle).
         self.degraded: list[str] = list(intent.degraded)
@@ -85,37 +88,64 @@ class Cascade:
             cand.relevance = max(s for _, s in cand.channels.values())
         return ranked
 
-    async def phase2(self) -> None:
+    def phase2_jobs(self) -> dict[str, Callable[[], Awaitable[list[Hit]]]]:
+        """Phase 2's lists, in the order they enter the pool (it fixes the order of the fusion's
+        sums). The ``_bm25`` ones need no vector (``prefetch_keywords``)."""
         c, it, ch = self.cfg, self.intent, self.channels
         b = c.breadth
-        jobs: dict[str, Any] = {
-            "episode_vec": ch.vector(Tier.EPISODE, c.scaled_k(b.episode_k)),
-            "observation_vec": ch.vector(Tier.OBSERVATION, c.scaled_k(b.observation_k)),
-            "message_vec": ch.vector(Tier.MESSAGE, c.scaled_k(b.message_k)),
-            "observation_bm25": ch.text(Tier.OBSERVATION, c.scaled_k(b.observation_k)),
-            "message_bm25": ch.text(Tier.MESSAGE, c.scaled_k(b.message_k)),
+        jobs: dict[str, Callable[[], Awaitable[list[Hit]]]] = {
+            "episode_vec": lambda: ch.vector(Tier.EPISODE, c.scaled_k(b.episode_k)),
+            "observation_vec": lambda: ch.vector(Tier.OBSERVATION, c.scaled_k(b.observation_k)),
+            "message_vec": lambda: ch.vector(Tier.MESSAGE, c.scaled_k(b.message_k)),
+            "observation_bm25": lambda: ch.text(Tier.OBSERVATION, c.scaled_k(b.observation_k)),
+            "message_bm25": lambda: ch.text(Tier.MESSAGE, c.scaled_k(b.message_k)),
             # Passages of long Messages (recall.passages): their words, searchable as themselves.
-            "message_chunks": ch.hybrid(
+            "message_chunks": lambda: ch.hybrid(
                 Tier.CHUNK, c.scaled_k(b.message_k), Eq("chunk_type", "message"), "keywords"
             ),
         }
+        without = c.channels.speaker_query_without_name
         for pid in it.participant_ids[: c.channels.speaker_participants]:
-            # the named people's own words and statements
-            without = c.channels.speaker_query_without_name
-            text, vec = it.without_name.get(pid, ("", None)) if without else ("", None)
-            jobs[f"speaker_message_vec:{pid}"] = ch.vector(
-                Tier.MESSAGE, c.scaled_k(b.message_k), Eq("participant", pid), vec=vec
-            )
-            jobs[f"speaker_message_bm25:{pid}"] = ch.text(
-                Tier.MESSAGE, c.scaled_k(b.message_k), Eq("participant", pid), text=text or None
-            )
+            # the named people's own words and statements (the vector is read when the job runs)
+            speaker = Eq("participant", pid)
+
+            def vector(pid: str = pid, speaker: Filter = speaker) -> Awaitable[list[Hit]]:
+                vec = it.without_name.get(pid, ("", None))[1] if without else None
+                return ch.vector(Tier.MESSAGE, c.scaled_k(b.message_k), speaker, vec=vec)
+
+            def text(pid: str = pid, speaker: Filter = speaker) -> Awaitable[list[Hit]]:
+                words = it.without_name.get(pid, ("", None))[0] if without else ""
+                return ch.text(Tier.MESSAGE, c.scaled_k(b.message_k), speaker, text=words or None)
+
+            jobs[f"speaker_message_vec:{pid}"] = vector
+            jobs[f"speaker_message_bm25:{pid}"] = text
         if c.channels.temporal_enabled and it.temporal_window:
-            jobs["temporal"] = ch.temporal()
+            jobs["temporal"] = ch.temporal
         if c.graph.enabled and (seeds := graph_seeds(it, c)):
-            jobs["graph"] = ch.graph(seeds)
-        results = await asyncio.gather(*jobs.values())
-        for name, hits in zip(jobs, results, strict=True):
-            self.pool.add(name, hits)
+            jobs["graph"] = lambda: ch.graph(seeds)
+        return jobs
+
+    async def prefetch_keywords(self, draft: IntentDraft) -> None:
+        """Run Phase 2's keyword searches while the question's vectors are computed in a worker
+        thread (this thread would only wait), then complete the draft. Phase 2 almost always runs;
+        when Phase 1 ends the cascade, the lists are dropped unread."""
+        try:
+            for name, job in self.phase2_jobs().items():
+                if name.split(":", 1)[0].endswith("_bm25"):
+                    self.prefetched[name] = await job()
+        except BaseException:
+            draft.cancel()
+            raise
+        await draft.complete()
+        self.degraded = list(self.intent.degraded)
+
+    async def phase2(self) -> None:
+        c, ch = self.cfg, self.channels
+        jobs = self.phase2_jobs()
+        todo = {name: job() for name, job in jobs.items() if name not in self.prefetched}
+        results = dict(zip(todo, await asyncio.gather(*todo.values()), strict=True))
+        for name in jobs:
+            self.pool.add(name, self.prefetched[name] if name in self.prefetched else results[name])
         if c.channels.reply_expansion:
             await ch.replies(self.pool)
         if c.channels.neighbor_expansion:
@@ -159,12 +189,18 @@ async def run_cascade(
     store: Store,
     agent: str,
     cfg: RecallConfig,
-    intent: IntentProfile,
+    intent: IntentProfile | IntentDraft,
     reranker: Any = None,
     counter: TokenCounter | None = None,
 ) -> ContextBundle:
-    cas = Cascade(store, agent, cfg, intent, reranker, counter)
+    """The cascade for ``intent``; a draft's keyword lists are searched while its vectors finish."""
     t0 = time.perf_counter()
+    if isinstance(intent, IntentDraft):
+        cas = Cascade(store, agent, cfg, intent.profile, reranker, counter)
+        await cas.prefetch_keywords(intent)
+        intent = intent.profile
+    else:
+        cas = Cascade(store, agent, cfg, intent, reranker, counter)
     trace = cas.trace
     gates = cfg.phases
 

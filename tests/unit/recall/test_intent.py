@@ -12,10 +12,13 @@ import pytest
 import pytest_asyncio
 
 from uniko_memory.config import RecallIntent
+from uniko_memory.errors import StoreError
 from uniko_memory.facade import Uniko
 from uniko_memory.model import Entity, Participant, Tier, entity_id, participant_id
 from uniko_memory.recall import IntentProfile, RecallConfig, build_intent_at
 from uniko_memory.recall.channels import graph_seeds
+from uniko_memory.recall.intent import begin_intent
+from uniko_memory.recall.phases import run_cascade
 
 from ._corpus import AGENT, MAIN, build
 
@@ -213,6 +216,74 @@ async def test_a_short_question_is_analysed_without_a_worker_thread(
         release.set()
         holder.join()
     assert (await task).summary() == here.summary()
+
+
+class _SlowEmbedder:
+    """The real embedder, 50 ms late: what happens while the question's vectors are computed."""
+
+    def __init__(self, uni: Uniko, events: list[str]) -> None:
+        self.uni, self.events = uni, events
+
+    async def embed_queries(self, texts: list[str]) -> Any:
+        self.events.append("embed")
+        try:
+            await asyncio.sleep(0.05)
+        except asyncio.CancelledError:
+            self.events.append("cancelled")
+            raise
+        vectors = await self.uni.kb.embedder.embed_queries(texts)
+        self.events.append("vectors")
+        return vectors
+
+
+async def test_keyword_lists_are_searched_while_the_vectors_are_computed(
+    uni: Uniko, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    events: list[str] = []
+    store = uni.kb.store
+    real_text_search = store.text_search
+
+    async def text_search(*args: Any, **kwargs: Any) -> Any:
+        events.append("keywords")
+        return await real_text_search(*args, **kwargs)
+
+    monkeypatch.setattr(store, "text_search", text_search)
+    query, cfg = "Where did Caroline's cat Bailey come from?", RecallConfig(reference_ts=REF)
+    slow = _SlowEmbedder(uni, events)
+    draft = await begin_intent(store, AGENT, query, REF, nlp=uni.nlp, embedder=slow)
+    assert draft.profile.vectors == {} and draft.profile.keywords
+    drafted = await run_cascade(store, AGENT, cfg, draft)
+    # the keyword lists of Phase 2 (the named speaker's too) ran before the vectors were in
+    early = events[: events.index("vectors")]
+    assert early.count("keywords") >= 3 and early[0] == "embed"
+    assert "original" in draft.profile.vectors and not drafted.degraded
+    # the same bundle as from the finished profile
+    whole = await run_cascade(
+        store, AGENT, cfg, await build_intent_at(store, AGENT, query, REF, nlp=uni.nlp, embedder=slow)
+    )
+    assert drafted.render() == whole.render() and drafted.items
+    assert [(i.node_id, i.score, i.fused) for i in drafted.items] == [
+        (i.node_id, i.score, i.fused) for i in whole.items
+    ]
+
+
+async def test_a_failed_keyword_search_drops_the_pending_vectors(
+    uni: Uniko, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    events: list[str] = []
+    store = uni.kb.store
+
+    async def text_search(*args: Any, **kwargs: Any) -> Any:
+        raise StoreError("disk gone")
+
+    monkeypatch.setattr(store, "text_search", text_search)
+    draft = await begin_intent(
+        store, AGENT, "Caroline cat", REF, nlp=uni.nlp, embedder=_SlowEmbedder(uni, events)
+    )
+    with pytest.raises(StoreError, match="disk gone"):
+        await run_cascade(store, AGENT, RecallConfig(reference_ts=REF), draft)
+    await asyncio.sleep(0)
+    assert events == ["embed", "cancelled"]
 
 
 async def test_intent_sees_only_its_agent(uni: Uniko) -> None:
