@@ -12,7 +12,11 @@ timestamped at its session date + 30 s × turn index (``uniko_memory.cli.parse_l
 Usage::
 
     python benchmarks/ingest_bench.py --data ../shared/data/locomo/locomo_dev.json [--conversations 2]
-        [--profile out.prof]
+        [--profile out.prof] [--pace-ms 100]
+
+``--pace-ms N`` starts each live turn N ms after the previous one started, as a chat would send
+them: the background (P3, P7a) runs between turns, as it does in use. Without it the turns go
+back to back and P1+P2 competes with a backlog that never drains (the worst case).
 
 Targets (issue 4): p50 ≤ 10 ms, p95 ≤ 25 ms, total ≤ 60 s for the ~2,900 turns, peak RSS ≤ 1.5 GB.
 """
@@ -98,6 +102,7 @@ async def run(
     defer: bool = False,
     consolidate: bool = False,
     mode: str = "live",
+    pace_ms: float = 0.0,
 ) -> dict[str, Any]:
     from uniko_memory.cli import parse_locomo
     from uniko_memory.config import UnikoConfig
@@ -144,6 +149,8 @@ async def run(
                 wall.append((time.perf_counter() - s0) * 1000 / len(batch))
                 assert bulk.stored == len(batch) and not bulk.refused, bulk
         for t in turns if mode == "live" else []:
+            if pace_ms and wall:  # the next turn arrives pace_ms after the previous one did
+                await asyncio.sleep(max(0.0, s0 + pace_ms / 1000 - time.perf_counter()))
             s0 = time.perf_counter()
             r = await uni.agent(t.agent).session(t.session).observe(t.turn())
             wall.append((time.perf_counter() - s0) * 1000)
@@ -186,6 +193,7 @@ async def run(
         "defer": defer,
         "consolidate": consolidate,
         "mode": mode,
+        "pace_ms": pace_ms,
         "p50_ms": percentile(lat, 0.5),
         "p95_ms": percentile(lat, 0.95),
         "max_ms": max(lat, default=float("nan")),
@@ -225,6 +233,11 @@ def report(r: dict[str, Any], label: str) -> str:
             " caller's view is the call's wall time per turn"
             if r["mode"] == "import"
             else "; live mode: one `observe` per turn"
+            + (
+                f", one turn every {r['pace_ms']:g} ms (background work runs between turns)"
+                if r["pace_ms"]
+                else ""
+            )
         ),
         "",
         "| metric | value | target | met |",
@@ -291,6 +304,12 @@ def main(argv: list[str] | None = None) -> int:
         default="live",
         help="live: one observe per turn (a chat); import: each session through observe_each",
     )
+    parser.add_argument(
+        "--pace-ms",
+        type=float,
+        default=0.0,
+        help="live mode: start each turn this long after the previous one started (a chat's pace; 0: back to back)",
+    )
     parser.add_argument("--json", type=Path, default=None, help="also write the raw figures as JSON")
     args = parser.parse_args(argv)
     if not args.data.is_file():
@@ -310,6 +329,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.defer_background,
                 args.with_consolidation,
                 args.mode,
+                args.pace_ms,
             )
         )
         if prof:
