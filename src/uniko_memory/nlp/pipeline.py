@@ -273,9 +273,14 @@ class NlpPipeline:
 
         For a caller on an event loop with a short text (recall's question): analysing it on the
         loop's thread costs less than a worker thread's hand-over and GIL waits, but waiting for
-        an ingest batch to release the model would hold the loop; None says: use a worker.
+        an ingest batch to release the model, or loading it, would hold the loop; None says: use
+        a worker (also before the model's first load in this process).
         """
         self._check(texts, "try_analyze_shallow")
+        if self._loaded is None and self._mode != "rules":
+            self._loaded = _CACHE.get((self._candidates, self._disable, self._fast))  # no lock: no wait
+            if self._loaded is None:
+                return None  # not loaded yet: the load (~1 s) belongs on a worker thread
         loaded = self._ensure()
         if loaded is None:
             return self.analyze(texts)  # rules: no model, nothing to wait for

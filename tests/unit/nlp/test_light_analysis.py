@@ -206,6 +206,19 @@ def test_try_shallow_does_not_wait_for_a_busy_model(spacy_pipeline: NlpPipeline)
     assert _signature(a) == _signature(spacy_pipeline.analyze_shallow(["Caroline met Jon."])[0])
 
 
+def test_try_shallow_leaves_the_first_load_to_a_worker(
+    spacy_pipeline: NlpPipeline, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loaded = spacy_pipeline._ensure()
+    cache: dict[Any, Any] = {}
+    monkeypatch.setattr(pipeline_mod, "_CACHE", cache)  # a process that has not loaded spaCy yet
+    fresh = NlpPipeline(mode="spacy")
+    assert fresh.try_analyze_shallow(["Caroline met Jon."]) is None and fresh._loaded is None
+    cache[(fresh._candidates, fresh._disable, fresh._fast)] = loaded
+    [a] = fresh.try_analyze_shallow(["Caroline met Jon."]) or []  # loaded (by a worker): here
+    assert _signature(a) == _signature(spacy_pipeline.analyze_shallow(["Caroline met Jon."])[0])
+
+
 def test_validation(spacy_pipeline: NlpPipeline) -> None:
     from uniko_memory.errors import ValidationError
 
