@@ -8,6 +8,11 @@ ingested through the facade first (or reused with ``--store`` from an earlier ru
 ``benchmarks.harness.mem0_system``) and times its 10-item ``search`` right after each recall, on
 the same question, neither with a cached query embedding: the issue-20 bar is the ratio of the two.
 
+``--live`` times what a chat sees: before each question one more turn (from the next conversation
+of the split, in turn) is stored, in uniko (``observe`` and ``flush``: the background work is done
+before the question, as between a chat's turns) and in mem0 (``add``). Every search memo and
+cache keyed on the content starts cold. The turns go to a copy of the memory, removed after.
+
     uv run python -m benchmarks.recall_latency_bench --data ../shared/data/locomo/locomo_dev.json
 """
 
@@ -17,7 +22,9 @@ import argparse
 import asyncio
 import os
 import platform
+import shutil
 import statistics
+import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -59,15 +66,27 @@ async def run(
     fresh: bool,
     limit: int | None = None,
     peer: str = "none",
+    live: bool = False,
 ) -> dict[str, float]:
     ds = load_any(data, "locomo")
-    conv = sorted(ds.conversations, key=lambda c: c.id)[conv_index]
+    convs = sorted(ds.conversations, key=lambda c: c.id)
+    conv = convs[conv_index]
     path = store or Path(f"/tmp/uniko-latency-{conv.id}.db")
+    scratch = Path(tempfile.mkdtemp(prefix="uniko-live-")) if live else None
+    if scratch is not None:  # the live turns go to a copy (or a new memory), removed after
+        for suffix in ("", "-wal") if not fresh else ():
+            if (source := Path(f"{path}{suffix}")).exists():
+                shutil.copy(source, scratch / source.name)
+        path = scratch / path.name
     uni = await Uniko.open(path)
     try:
         if fresh:
             await ingest(uni, conv)
         agent = uni.agent(AGENT)
+        # Turns said meanwhile (--live): the other conversations' (its own again if it is alone).
+        extra = [(s, t) for c in convs if c is not conv for s in c.sessions for t in s.turns] or [
+            (s, t) for s in conv.sessions for t in s.turns
+        ]
         questions = [q for q in conv.questions if not q.abstention]
         await agent.recall(questions[0].text, token_budget=budget, use_cache=False)  # warm-up
         mem0 = await _peer(peer, conv, questions[0].text)
@@ -75,9 +94,12 @@ async def run(
         load_start = os.getloadavg()[0]
         lat: list[float] = []
         early = 0
-        cpu0 = time.process_time()
+        cpu = 0.0
         for _ in range(repeats):
             for q in questions:
+                if live:
+                    await _say_one_more(agent, mem0, extra[len(lat) % len(extra)], reference_time(conv, q))
+                cpu0 = time.process_time()
                 t0 = time.perf_counter()
                 b = await agent.recall(
                     q.text,
@@ -92,7 +114,8 @@ async def run(
                     t0 = time.perf_counter()
                     mem0.search(q.text, PEER_TOP_K)
                     peer_lat.append((time.perf_counter() - t0) * 1000)
-        cpu_ms = (time.process_time() - cpu0) * 1000 / len(lat)  # the peer's searches included
+                cpu += time.process_time() - cpu0
+        cpu_ms = cpu * 1000 / len(lat)  # the peer's searches included (not the turns stored meanwhile)
         lat.sort()
         peer_figures: dict[str, float] = {}
         if mem0 is not None:
@@ -114,11 +137,25 @@ async def run(
             "early_exit_share": early / len(lat),
             "process_cpu_ms_per_recall": cpu_ms,
             "limit": "default (budget-driven)" if limit is None else limit,  # type: ignore[dict-item]
+            "live": live,  # type: ignore[dict-item]
             **peer_figures,
             "load_1min_start_end": f"{load_start:.2f} / {os.getloadavg()[0]:.2f}",  # type: ignore[dict-item]
         }
     finally:
         await uni.close()
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+async def _say_one_more(agent: Any, mem0: Any, said: tuple[Any, Any], at: datetime) -> None:
+    """One more turn of a live chat, stored in both memories before the next question."""
+    session, turn = said
+    await agent.session("live-" + session.id).observe(Turn(sender=turn.speaker, content=turn.text, at=at))
+    await agent.flush()
+    if mem0 is not None:
+        mem0.add_turn(
+            f"live-{turn.id}-{int(at.timestamp())}", "live-" + session.id, at, turn.speaker, turn.text
+        )
 
 
 #: The peer's result count: the issue-20 bar compares with mem0's 10-item search.
@@ -148,10 +185,21 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--limit", type=int, default=None, help="item limit (default: the default call's)")
     ap.add_argument("--peer", choices=["none", "mem0"], default="none", help="time mem0's search beside it")
+    ap.add_argument("--live", action="store_true", help="store one more turn before each question")
     args = ap.parse_args()
     fresh = args.store is None or not args.store.exists()
     r = asyncio.run(
-        run(args.data, args.store, args.conversation, args.budget, args.repeats, fresh, args.limit, args.peer)
+        run(
+            args.data,
+            args.store,
+            args.conversation,
+            args.budget,
+            args.repeats,
+            fresh,
+            args.limit,
+            args.peer,
+            args.live,
+        )
     )
     print(
         f"Recall latency — {platform.machine()}, {datetime.now(UTC):%Y-%m-%d}, token budget {args.budget}\n"

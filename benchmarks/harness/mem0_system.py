@@ -254,7 +254,6 @@ class Mem0System:
         self.user_id = conversation.id
         self.memory = self._build(f"bench_{conversation.id}".replace("-", "_"))
         entries: dict[str, PackEntry] = {}
-        adds = self.timings["mem0_add_s"]
         for session in conversation.sessions:
             for turn in session.turns:
                 item = turn_item(turn.id, turn.timestamp or session.start, turn.speaker, turn.text)
@@ -266,14 +265,7 @@ class Mem0System:
                     "content": turn_document(session.start, turn.speaker, turn.text),
                     "name": turn.speaker,
                 }
-                t0 = time.perf_counter()
-                self.memory.add(
-                    [message],
-                    user_id=self.user_id,
-                    metadata={"turn_id": turn.id, "session_id": session.id},
-                    infer=False,
-                )
-                adds.append(time.perf_counter() - t0)
+                self._add(message, turn.id, session.id)
         self.entries = entries
         self.n_memories = len(entries)
         costs = [e.entry + e.heading for e in entries.values()]
@@ -281,6 +273,25 @@ class Mem0System:
         self.cheapest = min((e.entry for e in entries.values()), default=1)
         if self.llm_calls:
             raise NeverCalledChatModelError(f"mem0 called its LLM {self.llm_calls} time(s) during ingest")
+
+    def _add(self, message: dict[str, str], turn_id: str, session_id: str) -> None:
+        t0 = time.perf_counter()
+        self.memory.add(
+            [message],
+            user_id=self.user_id,
+            metadata={"turn_id": turn_id, "session_id": session_id},
+            infer=False,
+        )
+        self.timings["mem0_add_s"].append(time.perf_counter() - t0)
+
+    def add_turn(
+        self, turn_id: str, session_id: str, session_start: datetime, speaker: str, text: str
+    ) -> None:
+        """One more turn after ``setup`` (a live conversation), stored as ``setup`` stores one."""
+        message = {"role": "user", "content": turn_document(session_start, speaker, text), "name": speaker}
+        self._add(message, turn_id, session_id)
+        if self.llm_calls:
+            raise NeverCalledChatModelError(f"mem0 called its LLM {self.llm_calls} time(s) on add")
 
     def search(self, query: str, top_k: int) -> list[str]:
         """mem0's results for ``query`` as turn ids, best first (timed into ``timings``)."""

@@ -169,3 +169,31 @@ async def test_term_counts_are_counted_once_until_the_content_changes(store: Emb
         u.put(message(AGENT, "zz", "zanzibar zanzibar", session=3))
     after = counted(terms)
     assert after == term_rows(conn, "fts", terms) and after[1][2] == 1 and statements
+
+
+async def test_a_tiers_admitted_rows_are_read_once_however_many_queries_pass(store: EmbeddedStore) -> None:
+    """The rows a small tier admits are the same for every query: the other searches of a recall
+    (more query texts than the per-query memo keeps) must not push them out, so that each search
+    reads them again."""
+    statements: list[str] = []
+    conn = store._reader()
+    conn.set_trace_callback(statements.append)
+    # Each text matches more rows than the tier holds (its admitted rows are read and kept).
+    texts = [" ".join(w for w in WORDS if w not in (a, b)) for a in WORDS for b in WORDS if a < b]
+    for round_ in range(3):
+        for text in texts[round_ * 12 : round_ * 12 + 12]:  # a recall's other searches
+            await store.text_search(AGENT, Tier.MESSAGE, text, k=3)
+        await store.text_search(AGENT, Tier.OBSERVATION, texts[-1 - round_], k=3)
+
+    def tier_reads() -> int:
+        return sum(
+            s.startswith("SELECT n.rowid, n.id FROM nodes n WHERE") and "'observation'" in s
+            for s in statements
+        )
+
+    assert tier_reads() == 1  # once, not once per search
+    async with store.unit(AGENT) as u:  # a content write: read again
+        u.put(message(AGENT, "zz", "porto cat", session=3))
+    statements.clear()
+    await store.text_search(AGENT, Tier.OBSERVATION, texts[0], k=3)
+    assert tier_reads() == 1

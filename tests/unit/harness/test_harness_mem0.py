@@ -201,3 +201,17 @@ def test_present_mem0_is_not_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(mem0_system, "mem0_available", lambda: True)
     chosen, skipped = systems.resolve_available(["baseline-mem0"])
     assert list(chosen) == ["baseline-mem0"] and skipped == []
+
+
+async def test_a_turn_added_after_setup_is_searched() -> None:
+    needs_mem0()
+    peer = mem0_system.Mem0System(SyncFakeEmbedder(), threshold=0.0)
+    await peer.setup(_conversation())
+    try:
+        later = datetime(2023, 6, 2, 9, 0, tzinfo=UTC)
+        peer.add_turn("t-live", "s3", later, "Ann", "I sold my violin to a collector in Porto.")
+        peer.entries["t-live"] = peer.entries["t0"]  # search reports only turns it can pack
+        assert peer.search("violin collector Porto", 1) == ["t-live"]
+        assert len(peer.timings["mem0_add_s"]) == 5 and peer.llm_calls == 0
+    finally:
+        await peer.close()

@@ -6,7 +6,9 @@ channel, and joined each to ``nodes`` to test the tier and filter (at 20,000 tur
 channel, six a recall). Here the matches are scored once, kept per reader connection until the
 content changes (the store's ``_memo_version``: usage counts and meta do not count), and each
 channel walks them best first, testing rows in batches until it holds its k: the same rows in the
-same order as the single statement (``ORDER BY bm25, id``), for a fraction of the work.
+same order as the single statement (``ORDER BY bm25, id``), for a fraction of the work. A tier
+with fewer rows than the matches is read whole once (its admitted rows, kept until a write) and
+the matches are walked best first until the k-th can no longer be beaten.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
 from typing import Any
 
 from .fts_query import term_rows
@@ -25,6 +27,10 @@ BATCH = 400
 KEEP = 4
 #: Terms whose row counts are kept per connection.
 TERMS_KEPT = 4096
+#: Per connection: tier sizes and the admitted rows of small tiers, which every query shares, kept
+#: apart from the per-query entries so that a recall's dozen query texts cannot push them out (a
+#: recall asks ~5 tier/filter pairs; each read ~0.3-0.6 ms at 400-700 rows).
+TIERS_KEPT = 16
 #: The key under which ``term_rows`` keeps ``max(rowid)`` (never a quoted term).
 _MAX_ROWID = "\x00max(rowid)"
 
@@ -48,6 +54,7 @@ class FtsHits:
         self._scorer = scorer
         self._by_conn: dict[int, tuple[Hashable, OrderedDict[str, Any]]] = {}
         self._terms: dict[int, tuple[Hashable, dict[str, int]]] = {}
+        self._tiers: dict[int, tuple[Hashable, OrderedDict[str, Any]]] = {}
 
     def _held(self, table: dict[int, tuple[Hashable, Any]], conn: sqlite3.Connection, fresh: Any) -> Any:
         """``conn``'s entry in ``table``, replaced by ``fresh()`` once the version moved on."""
@@ -67,18 +74,19 @@ class FtsHits:
         with self._lock:
             self._by_conn.pop(id(conn), None)
             self._terms.pop(id(conn), None)
+            self._tiers.pop(id(conn), None)
 
     def memo(self, conn: sqlite3.Connection, key: str, compute: Any) -> Any:
         """``compute()`` once per key while the database is unchanged (this connection's view)."""
-        cache = self._cache(conn)
-        if key in cache:
-            cache.move_to_end(key)
-            return cache[key]
-        value = compute()
-        cache[key] = value
-        while len(cache) > KEEP * 4:
-            cache.popitem(last=False)
-        return value
+        return _kept(self._cache(conn), key, compute, KEEP * 4)
+
+    def _tier_memo(self, conn: sqlite3.Connection, key: str, compute: Any) -> Any:
+        """``memo`` for what does not depend on the query (``TIERS_KEPT`` a connection)."""
+        return _kept(self._held(self._tiers, conn, OrderedDict), key, compute, TIERS_KEPT)
+
+    def _held_rows(self, conn: sqlite3.Connection, key: str) -> dict[int, str] | None:
+        cache: OrderedDict[str, Any] = self._held(self._tiers, conn, OrderedDict)
+        return cache.get(key)
 
     def term_rows(self, conn: sqlite3.Connection, terms: list[str]) -> tuple[int, list[int]]:
         """``fts_query.term_rows`` with each term's count kept (``TERMS_KEPT`` a connection) while
@@ -127,28 +135,30 @@ class FtsHits:
         ranked = self.ranked(conn, match)
         admit = f"n.agent=? AND n.tier=? AND n.redacted=0 AND {where}"
         args = [agent, tier, *params]
-        size = self.memo(
-            conn,
-            f"count:{agent}\x1f{tier}",
-            lambda: int(
-                conn.execute("SELECT count(*) FROM nodes WHERE agent=? AND tier=?", (agent, tier)).fetchone()[
-                    0
-                ]
-            ),
-        )
-        if size < len(ranked):
-            # The admitted rows of a small tier are the same for every query until a write.
-            ids: dict[int, str] = self.memo(
+        rows_key = f"rows:{admit}\x1f{args!r}"
+        ids = self._held_rows(conn, rows_key)
+        if ids is None:
+            size = self._tier_memo(
                 conn,
-                f"rows:{admit}\x1f{args!r}",
-                lambda: dict(
-                    conn.execute(f"SELECT n.rowid, n.id FROM nodes n WHERE {admit}", args).fetchall()
+                f"count:{agent}\x1f{tier}",
+                lambda: int(
+                    conn.execute(
+                        "SELECT count(*) FROM nodes WHERE agent=? AND tier=?", (agent, tier)
+                    ).fetchone()[0]
                 ),
             )
-            found = [(s, ids[r]) for s, r in ranked if r in ids]
-            found.sort()
-            return [(i, -s) for s, i in found[:k]]
-        found = []
+            if size < len(ranked):
+                # The admitted rows of a small tier are the same for every query until a write.
+                ids = self._tier_memo(
+                    conn,
+                    rows_key,
+                    lambda: dict(
+                        conn.execute(f"SELECT n.rowid, n.id FROM nodes n WHERE {admit}", args).fetchall()
+                    ),
+                )
+        if ids is not None:
+            return _best(((s, ids[r]) for s, r in ranked if r in ids), k)
+        found: list[tuple[float, str]] = []
         for start in range(0, len(ranked), BATCH):
             part = ranked[start : start + BATCH]
             score_of = {r: s for s, r in part}
@@ -167,3 +177,27 @@ class FtsHits:
                     break
         found.sort()
         return [(i, -s) for s, i in found[:k]]
+
+
+def _kept(cache: OrderedDict[str, Any], key: str, compute: Any, keep: int) -> Any:
+    """``cache[key]``, computed on a miss; the least recently used beyond ``keep`` are dropped."""
+    if key in cache:
+        cache.move_to_end(key)
+        return cache[key]
+    value = compute()
+    cache[key] = value
+    while len(cache) > keep:
+        cache.popitem(last=False)
+    return value
+
+
+def _best(admitted: Iterator[tuple[float, str]], k: int) -> list[tuple[str, float]]:
+    """The k best (id, -bm25) of (bm25, id) pairs that arrive best bm25 first, ties ordered by id:
+    reading stops after the k-th once the score gets worse (a tie may still sort in front)."""
+    found: list[tuple[float, str]] = []
+    for pair in admitted:
+        if len(found) >= k and pair[0] > found[k - 1][0]:
+            break
+        found.append(pair)
+    found.sort()
+    return [(i, -s) for s, i in found[:k]]
