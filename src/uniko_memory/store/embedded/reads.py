@@ -12,7 +12,7 @@ from ..filters import And, Eq, Filter
 from .core import NODE_FIELDS, NODE_FIELDS_N, EmbeddedCore, chunks
 from .schema import SCOPE_COLUMNS
 from .sql_filter import to_sql
-from .vector_codec import decode
+from .vector_codec import decode_many
 
 
 class EmbeddedReads(EmbeddedCore):
@@ -79,15 +79,16 @@ class EmbeddedReads(EmbeddedCore):
             return {}
 
         def run(conn: sqlite3.Connection) -> dict[str, np.ndarray]:
-            out: dict[str, np.ndarray] = {}
+            rows: list[tuple[str, bytes]] = []
             for part in chunks(node_ids):
                 q = (
                     "SELECT n.id, v.vec FROM nodes n JOIN vectors v ON v.node = n.rowid "
                     f"WHERE n.agent=? AND n.id IN ({','.join('?' * len(part))})"
                 )
-                for nid, blob in conn.execute(q, (agent, *part)):
-                    out[nid] = decode(blob, dim)
-            return out
+                rows += conn.execute(q, (agent, *part)).fetchall()
+            # One conversion for all (a recall reads ~60: ~7 us each one by one).
+            matrix = decode_many([blob for _, blob in rows], dim)
+            return {nid: matrix[i] for i, (nid, _) in enumerate(rows)}
 
         return await self._read(run)
 
