@@ -35,6 +35,7 @@ from .items import (
     RecallSource,
     date_label,
     item_label,
+    message_source,
     render_item,
     render_text,
 )
@@ -94,7 +95,7 @@ def node_to_item(node: Node, score: float, channels: list[str]) -> RecallItem | 
             rendered=date_label(node.timestamp) + body,
             timestamp=node.timestamp,
             session_id=node.session_id,
-            sources=[RecallSource(message_id=node.id)],
+            sources=[message_source(node.id)],
             channels=channels,
             category=node.category,
         )
@@ -107,7 +108,7 @@ def node_to_item(node: Node, score: float, channels: list[str]) -> RecallItem | 
             rendered=date_label(node.observed_at) + node.content,
             timestamp=node.observed_at,
             session_id=node.session_id,
-            sources=[RecallSource(message_id=node.message_id)] if node.message_id else [],
+            sources=[message_source(node.message_id)] if node.message_id else [],
             channels=channels,
         )
     if isinstance(node, Chunk) and node.chunk_type == "message":
@@ -121,7 +122,7 @@ def node_to_item(node: Node, score: float, channels: list[str]) -> RecallItem | 
             rendered=date_label(node.start_time) + (f"{speaker}: " if speaker else "") + node.text,
             timestamp=node.start_time,
             session_id=node.session_id,
-            sources=[RecallSource(message_id=m, chunk_id=node.id) for m in node.covered_ids],
+            sources=[message_source(m, node.id) for m in node.covered_ids],
             channels=channels,
         )
     if isinstance(node, Chunk):
@@ -129,7 +130,7 @@ def node_to_item(node: Node, score: float, channels: list[str]) -> RecallItem | 
         if node.parent_tier.value == "artifact":
             sources = [RecallSource(kind="artifact", artifact_id=node.parent_id, chunk_id=node.id)]
         else:
-            sources = [RecallSource(message_id=m, chunk_id=node.id) for m in msg_ids]
+            sources = [message_source(m, node.id) for m in msg_ids]
         return RecallItem(
             node_id=node.id,
             kind="chunk",

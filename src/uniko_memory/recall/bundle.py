@@ -19,7 +19,7 @@ from .assemble import Packed, node_to_item, pack
 from .explain import trace_of
 from .feedback import apply_policy
 from .fusion import Candidate
-from .items import ContextBundle, RecallItem, RecallSource
+from .items import ContextBundle, RecallItem, message_source
 from .passages import quote_passages
 
 if TYPE_CHECKING:
@@ -150,7 +150,7 @@ async def fact_sources(store: Store, agent: str, items: list[RecallItem]) -> Non
             if m not in by_fact[fact]:
                 by_fact[fact].append(m)
     for f in facts:
-        f.sources = [RecallSource(message_id=m) for m in by_fact.get(f.node_id, [])]
+        f.sources = [message_source(m) for m in by_fact.get(f.node_id, [])]
 
 
 async def _check_sources(cas: Cascade, items: list[RecallItem]) -> dict[str, str]:

@@ -31,6 +31,13 @@ class RecallSource(BaseModel):
     chunk_id: str | None = None
 
 
+@lru_cache(maxsize=16384)
+def message_source(message_id: str, chunk_id: str | None = None) -> RecallSource:
+    """The source citing one turn (through one chunk): a frozen value, so one instance serves
+    every item that cites it (a recall cites ~400, most of them through transcript chunks)."""
+    return RecallSource(message_id=message_id, chunk_id=chunk_id)
+
+
 class RecallItem(BaseModel):
     node_id: str
     kind: RecallKind
