@@ -22,6 +22,15 @@ class Candidate:
     channels: dict[str, tuple[int, float]] = field(default_factory=dict)
     fused: float = 0.0
     relevance: float = 0.0
+    _chars: tuple[Node, int] | None = field(default=None, repr=False, compare=False)
+
+    def text_chars(self) -> int:
+        """Characters of the node's search text, kept for this node (the gates weigh the pool
+        after each phase; a Fact's text is built each time it is asked for)."""
+        held = self._chars
+        if held is None or held[0] is not self.node:
+            held = self._chars = (self.node, len(self.node.search_text() or ""))
+        return held[1]
 
 
 def family_of(channel: str) -> str:

@@ -242,7 +242,7 @@ async def run_cascade(
 
 def pool_tokens(cands: list[Candidate], cfg: RecallConfig) -> float:
     """The candidates' text in tokens, estimated at ``RecallPhases.chars_per_token``."""
-    return sum(len(c.node.search_text() or "") for c in cands) / cfg.phases.chars_per_token
+    return sum(c.text_chars() for c in cands) / cfg.phases.chars_per_token
 
 
 def enough_for_budget(cands: list[Candidate], cfg: RecallConfig) -> bool:

@@ -284,3 +284,28 @@ async def test_the_answer_type_lift_applies_when_phase1_ends_the_cascade(uni: Un
     rank = [i.node_id for i in lifted.items]
     assert rank.index(last.id) <= [i.node_id for i in flat.items].index(last.id)
     assert rank[0] == last.id
+
+
+async def test_the_pools_text_is_weighed_once_per_node() -> None:
+    """``pool_tokens`` (the gates' measure) reads each candidate's text once, and again only when
+    the candidate's node was replaced."""
+    from uniko_memory.recall import RecallConfig
+    from uniko_memory.recall.fusion import Candidate
+    from uniko_memory.recall.phases import pool_tokens
+
+    calls: list[str] = []
+
+    class Counted(Observation):
+        def search_text(self) -> str | None:
+            calls.append(self.id)
+            return super().search_text()
+
+    def obs(text: str) -> Counted:
+        return Counted(id=make_id("obs", AGENT, text), agent=AGENT, content=text, observed_at=S1_START)
+
+    cand = Candidate(obs("Caroline adopted a cat"))
+    cfg = RecallConfig()
+    first = pool_tokens([cand], cfg)
+    assert pool_tokens([cand], cfg) == first and len(calls) == 1
+    cand.node = obs("Caroline adopted a second cat named Bailey")
+    assert pool_tokens([cand], cfg) > first and len(calls) == 2
