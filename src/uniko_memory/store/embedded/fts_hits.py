@@ -85,8 +85,13 @@ class FtsHits:
         return _kept(self._held(self._tiers, conn, OrderedDict), key, compute, TIERS_KEPT)
 
     def _held_rows(self, conn: sqlite3.Connection, key: str) -> dict[int, str] | None:
+        """A tier's admitted rows if they are kept (no read on a miss)."""
         cache: OrderedDict[str, Any] = self._held(self._tiers, conn, OrderedDict)
-        return cache.get(key)
+        if key not in cache:
+            return None
+        cache.move_to_end(key)
+        rows: dict[int, str] = cache[key]
+        return rows
 
     def term_rows(self, conn: sqlite3.Connection, terms: list[str]) -> tuple[int, list[int]]:
         """``fts_query.term_rows`` with each term's count kept (``TERMS_KEPT`` a connection) while
