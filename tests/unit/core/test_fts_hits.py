@@ -197,3 +197,24 @@ async def test_a_tiers_admitted_rows_are_read_once_however_many_queries_pass(sto
     statements.clear()
     await store.text_search(AGENT, Tier.OBSERVATION, texts[0], k=3)
     assert tier_reads() == 1
+
+
+async def test_a_tier_read_often_stays_kept_while_others_come_and_go(
+    store: EmbeddedStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The kept tiers are least recently used out, not first in first out: a tier asked for by
+    every recall stays while the rarer filters pass through."""
+    from uniko_memory.store.embedded import fts_hits
+
+    monkeypatch.setattr(fts_hits, "TIERS_KEPT", 4)
+    statements: list[str] = []
+    conn = store._reader()
+    conn.set_trace_callback(statements.append)
+    text = " ".join(WORDS)  # matches more rows than either tier holds
+    filters = [Eq("chunk_type", "message"), Eq("chunk_type", "session"), Eq("chunk_type", "page")]
+    for flt in filters * 2:
+        await store.text_search(AGENT, Tier.OBSERVATION, text, k=3)
+        await store.text_search(AGENT, Tier.CHUNK, text, k=3, filter=flt)
+    reads = [s for s in statements if s.startswith("SELECT n.rowid, n.id FROM nodes n WHERE")]
+    assert sum("'observation'" in s for s in reads) == 1
+    assert sum("'chunk'" in s for s in reads) > len(filters)  # the rarer ones did go and come back
