@@ -317,6 +317,10 @@ DEFAULT_CHANNEL_WEIGHTS: dict[str, float] = {
     "graph": 0.5,
     "temporal": 1.0,
     "neighbours": 0.5,
+    # the Facts of the slots a question names ("Where does Maya live?": residence/maya); off by
+    # default: on the knowledge-update fixture it also surfaced a stale value whose replacement
+    # no slot rule read (BENCHMARKS.md, "Knowledge updates"); 0 skips the search
+    "slots": 0.0,
 }
 #: Edge-type weights μ of the graph channel.
 DEFAULT_EDGE_WEIGHTS: dict[str, float] = {
@@ -402,6 +406,9 @@ class RecallBreadth(_Group):
 
     #: Facts asked for.
     fact_k: int = Field(20, ge=0)
+    #: With a ``reference_ts``, Phase 1 reads the Facts valid then: closed after it and started
+    #: before it plus this slack (a conversation under way at that moment is still "then").
+    fact_validity_slack_secs: float = Field(86_400.0, ge=0.0)
     #: Procedures asked for.
     procedure_k: int = Field(10, ge=0)
     #: Topics asked for.
@@ -516,6 +523,11 @@ class RecallFusion(_Group):
     answer_type_boost: float = Field(0.15, ge=0.0)
     #: How many of the best fused candidates the answer-type lift looks at (one edge read for them).
     answer_type_top_n: int = Field(60, ge=0)
+    #: A statement a newer value replaced (``consolidation.supersede``: an Observation marked
+    #: superseded, a Fact closed by a newer one) ranks at this share of its fused score, as of the
+    #: recall's ``reference_ts``: the current value comes first, the old one still answers a
+    #: question about the past and is the first to go when the budget is tight. 1 turns it off.
+    superseded_weight: float = Field(0.5, ge=0.0, le=1.0)
 
 
 class RecallPacking(_Group):

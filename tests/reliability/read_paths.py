@@ -440,6 +440,19 @@ async def _wake_up(p: Probe) -> list[Seen]:
     return out
 
 
+@read_path("agent.profile", "Agent.profile")
+async def _profile(p: Probe) -> list[Seen]:
+    """The current-state profile of every name the world uses (participants, the hostile words
+    as names): Facts about them, as of now and as of the reference moment."""
+    names = list(dict.fromkeys([*p.participants, "Melanie", "Jon", "Caroline", *p.hostile[:4]]))
+    out = []
+    for name in names:
+        if name.strip():
+            out += of_bundle(await p.handle.profile(name, 6000, viewer=p.viewer))
+            out += of_bundle(await p.handle.profile(name, 6000, viewer=p.viewer, reference_ts=REFERENCE_TS))
+    return out
+
+
 @read_path("store.usage", "Store.usage", scoped=False, tombstones=True)
 async def _store_usage(p: Probe) -> list[Seen]:
     """Usage is keyed by node: an access recorded on every probe id (every agent's) may land on

@@ -170,6 +170,8 @@ async def test_forget_a_turn_a_session_and_a_participant(uni: Uniko) -> None:
 class _AgentWithEverything(Agent):
     async def wake_up(self, **options: Any) -> Any: ...
 
+    async def profile(self, name: str, max_tokens: int = 400, **options: Any) -> Any: ...
+
     async def feedback(self, ids: Any, useful: bool, *, weight: float = 1.0) -> Any: ...
 
 
@@ -244,3 +246,26 @@ def test_without_the_sdk_the_error_names_the_extra(monkeypatch: pytest.MonkeyPat
     monkeypatch.setitem(sys.modules, "mcp.server.mcpserver", None)  # as if not installed
     with pytest.raises(MissingDependency, match=r"uniko-memory\[mcp\]"):
         require_mcp()
+
+
+async def test_profile_tool_says_what_is_true_now_within_its_budget(uni: Uniko) -> None:
+    turns = [
+        {"sender": "alice", "content": "I live in Paris.", "at": "2024-05-01T10:00:00Z", "id": "p1"},
+        {
+            "sender": "alice",
+            "content": "We moved to Lyon last week.",
+            "at": "2024-06-01T10:00:00Z",
+            "id": "p2",
+        },
+    ]
+    await call(uni, "observe", {"session": "s1", "turns": turns})
+    agent = uni.agent("alice")
+    await agent.flush()
+    await agent.consolidate()
+    got = await call(uni, "profile", {"name": "alice", "max_tokens": 150})
+    assert not got.is_error, got.content[0].text
+    text = got.content[0].text
+    assert got.structured_content["total_tokens"] <= 150 and "Lyon" in text and "Paris" not in text
+    assert all(item["message_ids"] for item in got.structured_content["items"])  # each line cited
+    nobody = await call(uni, "profile", {"name": "zed"})
+    assert not nobody.is_error and nobody.content[0].text == "Nothing stored about zed."

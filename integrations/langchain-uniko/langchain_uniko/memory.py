@@ -75,6 +75,10 @@ class UnikoMemory(BaseMemory):
     """At the start of a conversation (this memory's first load) also give the wake-up context
     (``Agent.wake_up``: who the memory is about and what matters most, chosen without a query)."""
     wake_up_tokens: int = Field(default=600, ge=1)
+    profile: str | None = None
+    """A participant or entity whose current-state profile (``Agent.profile``: what is true now,
+    grouped by attribute, dated and cited) leads the memory on every load, e.g. the user's id."""
+    profile_tokens: int = Field(default=400, ge=1)
     _woken: bool = PrivateAttr(default=False)
 
     @model_validator(mode="before")
@@ -136,8 +140,13 @@ class UnikoMemory(BaseMemory):
         self._woken = True
         return True
 
-    def _variables(self, bundle: ContextBundle, wake: ContextBundle | None = None) -> dict[str, Any]:
-        text = render_memory(with_wake_up(wake, bundle), header=self.header)
+    def _profile_options(self) -> dict[str, Any]:
+        return {"viewer": as_viewer(self.viewer)} if self.viewer is not None else {}
+
+    def _variables(
+        self, bundle: ContextBundle, wake: ContextBundle | None = None, profile: ContextBundle | None = None
+    ) -> dict[str, Any]:
+        text = render_memory(with_wake_up(profile, with_wake_up(wake, bundle)), header=self.header)
         if self.return_messages:
             return {self.memory_key: [SystemMessage(content=text)] if text else []}
         return {self.memory_key: text}
@@ -161,7 +170,12 @@ class UnikoMemory(BaseMemory):
         wake = (
             self.agent.wake_up_sync(self.wake_up_tokens, **self._wake_options()) if self._starts() else None
         )
-        return self._variables(bundle, wake)
+        profile = (
+            self.agent.profile_sync(self.profile, self.profile_tokens, **self._profile_options())
+            if self.profile
+            else None
+        )
+        return self._variables(bundle, wake, profile)
 
     @override
     async def aload_memory_variables(self, inputs: dict[str, Any]) -> dict[str, Any]:
@@ -169,7 +183,12 @@ class UnikoMemory(BaseMemory):
         wake = (
             await self.agent.wake_up(self.wake_up_tokens, **self._wake_options()) if self._starts() else None
         )
-        return self._variables(bundle, wake)
+        profile = (
+            await self.agent.profile(self.profile, self.profile_tokens, **self._profile_options())
+            if self.profile
+            else None
+        )
+        return self._variables(bundle, wake, profile)
 
     @override
     def save_context(self, inputs: dict[str, Any], outputs: dict[str, str]) -> None:

@@ -98,3 +98,24 @@ async def test_wake_up_at_the_start_of_a_conversation(sample_agent: Agent) -> No
     assert "(summary) Memory of" not in later
     plain = UnikoMemoryBlock(agent=sample_agent, scope="agent")
     assert "(summary) Memory of" not in await plain.aget([_user("hello")])
+
+
+async def test_profile_leads_the_block_with_what_is_true_now(fresh_agent: Agent) -> None:
+    from datetime import UTC, datetime
+
+    from uniko_memory.ingest import Turn
+
+    said = [
+        ("I live in Paris.", datetime(2024, 5, 1, tzinfo=UTC)),
+        ("We moved to Lyon.", datetime(2024, 6, 1, tzinfo=UTC)),
+    ]
+    for text, at in said:
+        await fresh_agent.session("s1").observe(
+            Turn(sender="user", content=text, at=at, addressed_to="assistant")
+        )
+    await fresh_agent.flush()
+    await fresh_agent.consolidate()
+    block = UnikoMemoryBlock(agent=fresh_agent, scope="agent", profile="user", profile_tokens=120)
+    text = await block.aget([_user("what's new?")])
+    assert "residence: The user moved to Lyon" in text and "lives in Paris" not in text
+    assert sum(line.startswith("Memory (quoted data") for line in text.splitlines()) <= 1

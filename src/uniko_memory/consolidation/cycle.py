@@ -37,7 +37,7 @@ from ..model import (
 from ..model.time import utcnow
 from ..store.protocol import Store
 from .drift import CONTRADICTION, Closure, detect_drift
-from .load import load_unprocessed, prior_open_facts, scan_hint, set_scan_hint, votes_for
+from .load import load_unprocessed, open_facts_where, prior_open_facts, scan_hint, set_scan_hint, votes_for
 from .plan import (
     Group,
     GroupPlan,
@@ -47,7 +47,9 @@ from .plan import (
     cluster_of_value,
     group_votes,
     plan_group,
+    subject_key,
 )
+from .supersede import Entry, cessation_supersessions, merge, reading_of, slot_supersessions
 from .triples import TripleSource
 
 log = logging.getLogger(__name__)
@@ -61,6 +63,8 @@ class CycleStats(BaseModel):
     facts_created: int = 0
     facts_reinforced: int = 0
     facts_invalidated: int = 0
+    #: Of ``facts_invalidated``: closed because a newer value of their slot replaced them.
+    facts_superseded: int = 0
     drift_alerts: int = 0
     cycle_id: str | None = None
     elapsed_ms: float = 0.0
@@ -71,6 +75,7 @@ class CycleStats(BaseModel):
             facts_created=self.facts_created + other.facts_created,
             facts_reinforced=self.facts_reinforced + other.facts_reinforced,
             facts_invalidated=self.facts_invalidated + other.facts_invalidated,
+            facts_superseded=self.facts_superseded + other.facts_superseded,
             drift_alerts=self.drift_alerts + other.drift_alerts,
             cycle_id=other.cycle_id or self.cycle_id,
             elapsed_ms=self.elapsed_ms + other.elapsed_ms,
@@ -175,6 +180,7 @@ class _Outcome:
     reinforced: list[str] = field(default_factory=list)
     invalidated: list[str] = field(default_factory=list)
     invalidates: list[Edge] = field(default_factory=list)
+    superseded: list[str] = field(default_factory=list)
 
 
 async def _plan(
@@ -230,6 +236,7 @@ def _materialize(agent: str, config: UnikoConfig, plans: Sequence[GroupPlan], no
             visibility=nf.group.visibility,
             text=shown.content or None,
             text_source=shown.id if shown.content else None,
+            **slot_fields(nf.votes),
         )
         out.support[nf.id] = list(nf.votes)
         out.created.append(nf.id)
@@ -279,6 +286,7 @@ async def _cycle(
     plans = await _plan(embedder, config, groups, prior)
     await _allocate_ids(store, agent, [nf for p in plans for nf in p.new])
     out = _materialize(agent, config, plans, now)
+    marked = await _supersede(store, agent, out, now)
     facts, created = out.facts, out.created
 
     # Vectors: Facts embedded (new ones); SUPPORTED_BY weight = clamp(cos(Fact, Observation), 0, 1).
@@ -311,9 +319,12 @@ async def _cycle(
         if e.dst not in fact_about[e.src]:
             fact_about[e.src].append(e.dst)
 
+    # A value that changed (a move, a new job) is life, not instability: drift counts contradictions.
+    replaced = set(out.superseded)
     closures = [
         Closure(fid, facts[fid].subject, facts[fid].valid_to or now, fact_about.get(fid, []))
         for fid in out.invalidated
+        if fid not in replaced
     ]
     entities, alerts = await detect_drift(store, agent, closures, cc)
     involved = sorted({t for fid in facts for t in fact_about.get(fid, [])} | {e.id for e in entities})
@@ -322,6 +333,7 @@ async def _cycle(
         facts_created=len(created),
         facts_reinforced=len(out.reinforced),
         facts_invalidated=len(out.invalidated),
+        facts_superseded=len(out.superseded),
         drift_alerts=alerts,
         cycle_id=make_id("cyc", agent, stable_hash(*obs_ids)),
     )
@@ -357,6 +369,12 @@ async def _cycle(
                 u.put_edge(Edge(type=EdgeType.ABOUT, src=fid, dst=t))
         for e in out.invalidates:
             u.put_edge(e)
+        # Observations of a superseded value say so (recall marks them); a forgotten one stays so.
+        live_marked = await store.get_many(agent, list(marked))
+        for oid, node in live_marked.items():
+            if isinstance(node, Observation) and not node.redacted:
+                at, by = marked[oid]
+                u.put(node.model_copy(update={"superseded_at": at, "superseded_by": by}))
         for ent in entities:
             u.put(ent)
         u.put(cycle)
@@ -366,6 +384,69 @@ async def _cycle(
             for nid in ids:
                 u.put_edge(Edge(type=typ, src=cycle.id, dst=nid))
     return stats
+
+
+def slot_fields(votes: Sequence[Vote]) -> dict[str, Any]:
+    """A new Fact's slot: the first reading of its votes (``consolidation.slots``)."""
+    reading = next((r for v in votes for r in v.slots), None)
+    if reading is None:
+        return {}
+    event = f"{reading.owner}|{reading.detail}" if reading.attribute == "date" else None
+    return {"slot": reading.key, "slot_value": reading.value, "slot_event": event}
+
+
+async def _supersede(
+    store: Store, agent: str, out: _Outcome, now: datetime
+) -> dict[str, tuple[datetime, str]]:
+    """Close the Facts a newer value replaced (``consolidation.supersede``) in ``out``; returns the
+    Observations to mark, with when and by which Fact."""
+    entries: list[Entry] = []
+    stops: list[tuple[Vote, str, str]] = []
+    effective: dict[int, datetime] = {}
+    for fid, votes in out.support.items():
+        for v in votes:
+            effective[id(v)] = event_start(v.obs)[0]
+            entries += [Entry(v.at, fid, r, v.change_cue, effective[id(v)]) for r in v.slots]
+            if v.stopped:
+                stops.append((v, v.stopped, fid))
+    if not entries and not stops:
+        return {}
+    slots = sorted({e.reading.key for e in entries})
+    stored = await open_facts_where(store, agent, "slot", slots) if slots else {}
+    if stops:
+        stored |= await open_facts_where(
+            store, agent, "subject_key", [subject_key(v.subject) for v, _, _ in stops]
+        )
+    known = {**stored, **out.facts}
+    for fid, fact in known.items():
+        reading = reading_of(fact)
+        if reading is not None and (fid not in out.created) and reading.key in slots:
+            entries.append(Entry(fact.valid_from, fid, reading))
+    open_now = {fid: f for fid, f in known.items() if f.valid_to is None}
+    found = merge([*slot_supersessions(entries), *cessation_supersessions(stops, open_now, effective)])
+    marked: dict[str, tuple[datetime, str]] = {}
+    for old_id, sup in sorted(found.items()):
+        old = known.get(old_id)
+        if old is None or old.valid_to is not None or sup.at <= old.valid_from or sup.new not in known:
+            continue
+        out.facts[old_id] = old.model_copy(
+            update={
+                "valid_to": sup.at,
+                "invalidation_reason": sup.reason,
+                "invalidated_at": now,
+                "superseded_by": sup.new,
+            }
+        )
+        out.invalidated.append(old_id)
+        out.superseded.append(old_id)
+        props = {"at": sup.at.isoformat(), "reason": sup.reason}
+        out.invalidates.append(Edge(type=EdgeType.SUPERSEDED_BY, src=old_id, dst=sup.new, props=props))
+        for v in out.support.get(old_id, []):
+            marked[v.obs.id] = (sup.at, sup.new)
+        if old_id not in out.support:
+            for e in await store.neighbors(agent, [old_id], [EdgeType.SUPPORTED_BY], Direction.OUT):
+                marked[e.dst] = (sup.at, sup.new)
+    return marked
 
 
 def _gone(node: Node | None) -> bool:

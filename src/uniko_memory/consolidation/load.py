@@ -15,6 +15,8 @@ from ..model import Direction, EdgeType, Fact, Observation, Tier
 from ..store.filters import In, IsNull, Range
 from ..store.protocol import Store
 from .plan import Group, Vote
+from .slot_lexicon import CANCEL_PREDICATES
+from .slots import Statement, cessation_head, change_cue, read_slots
 from .triples import RuleTripleSource, TripleSource, normalize_predicate, rule_triple
 
 log = logging.getLogger(__name__)
@@ -38,15 +40,17 @@ NARROW_SLACK = timedelta(minutes=1)
 async def load_unprocessed(
     store: Store, agent: str, limit: int, *, since: datetime | None = None
 ) -> list[Observation]:
-    """Observations with a full triple and no inbound PROCESSED edge, oldest evidence first.
+    """Observations with a full triple, or a subject, predicate and a date or a cancellation (an
+    event's date is its value: ``slots``), and no inbound PROCESSED edge, oldest evidence first.
 
     ``since`` (a creation-time lower bound) narrows the scan; the PROCESSED edges stay the truth.
     """
-    flt = ~IsNull("subject") & ~IsNull("predicate") & ~IsNull("object")
+    cancels = In("predicate", tuple(sorted(CANCEL_PREDICATES)))
+    flt = ~IsNull("subject") & ~IsNull("predicate") & (~IsNull("object") | ~IsNull("anchor_lo") | cancels)
     if since is not None:
         flt = flt & Range("created_at", gte=since)
     found = await store.find(agent, Tier.OBSERVATION, flt, limit=1_000_000, order_by="time")
-    candidates = [o for o in found if isinstance(o, Observation) and rule_triple(o) is not None]
+    candidates = [o for o in found if isinstance(o, Observation) and _votable(o)]
     out: list[Observation] = []
     for i in range(0, len(candidates), SCAN_PAGE):
         page = candidates[i : i + SCAN_PAGE]
@@ -58,6 +62,15 @@ async def load_unprocessed(
         if len(out) >= limit:
             break
     return out[:limit]
+
+
+def _votable(obs: Observation) -> bool:
+    """A full triple, or an event's date or cancellation (their value stands in for the object)."""
+    if rule_triple(obs) is not None:
+        return True
+    return bool(
+        obs.subject and obs.predicate and (obs.anchor_lo is not None or obs.predicate in CANCEL_PREDICATES)
+    )
 
 
 @dataclass(frozen=True)
@@ -115,11 +128,20 @@ async def votes_for(source: TripleSource | None, observations: Sequence[Observat
     for o in observations:
         t = found.get(o.id, rule_triple(o))
         if t is None:
-            continue
+            # An event's date is its value: "the visit moved to 19 July" has no object, yet it
+            # says when the visit is (``slots``); the date's words stand in for the object.
+            event = [r for r in read_slots(o, o.subject or "", o.predicate or "", None) if r.object]
+            if not event or not o.subject or not o.predicate:
+                continue
+            t = (o.subject, o.predicate, event[0].object or "")
         s, p, obj = (x.strip() for x in t)
         pred = normalize_predicate(p)
         if s and pred and obj:
-            votes.append(Vote(o, s, pred, obj))
+            slots = tuple(read_slots(o, s, pred, obj))
+            stmt = Statement(o, s, pred, obj)
+            votes.append(
+                Vote(o, s, pred, obj, slots=slots, stopped=cessation_head(stmt), change_cue=change_cue(stmt))
+            )
     return votes
 
 
@@ -136,4 +158,16 @@ async def prior_open_facts(
                 key = (f.subject_key, f.predicate, f.visibility)
                 if key in wanted:
                     out[key].append(f)
+    return out
+
+
+async def open_facts_where(store: Store, agent: str, field: str, keys: Sequence[str]) -> dict[str, Fact]:
+    """The open Facts whose ``field`` is one of ``keys`` (slots, subject keys), by id."""
+    out: dict[str, Fact] = {}
+    wanted = sorted(set(keys))
+    for i in range(0, len(wanted), 500):
+        flt = In(field, tuple(wanted[i : i + 500])) & IsNull("valid_to")
+        for f in await store.find(agent, Tier.FACT, flt, limit=1_000_000, order_by="id"):
+            if isinstance(f, Fact):
+                out[f.id] = f
     return out

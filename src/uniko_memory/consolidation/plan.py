@@ -16,10 +16,14 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..model import Fact, Observation, normalize_key
+
+if TYPE_CHECKING:
+    from .slots import SlotReading
 
 _ARTICLES = ("the ", "a ", "an ")
 
@@ -42,6 +46,11 @@ class Vote:
     predicate: str
     object: str
     object_key: str = ""
+    #: The slots the statement fills (``consolidation.slots``) and, when it says something stopped
+    #: ("does not drink coffee anymore"), the thing that did.
+    slots: tuple[SlotReading, ...] = ()
+    stopped: str | None = None
+    change_cue: bool = False
 
     def __post_init__(self) -> None:
         self.object_key = self.object_key or normalize_key(self.object)

@@ -21,6 +21,7 @@ from ..integrity import AuditConfig, AuditReport, audit
 from ..model import Episode, Node, Procedure, Tier, Viewer
 from ..model import Session as SessionNode
 from ..model.time import utcnow
+from ..profile import build_profile
 from ..query import (
     Answer,
     QueryRecordOptions,
@@ -124,6 +125,28 @@ class Agent:
             sessions=sessions,
             reference_ts=reference_ts,
             layout=layout,
+        )
+
+    @engine_verb
+    async def profile(
+        self,
+        name: str,
+        max_tokens: int = 400,
+        *,
+        viewer: Viewer | None = None,
+        reference_ts: datetime | None = None,
+    ) -> ContextBundle:
+        """What is true now about one participant or entity (``uniko_memory.profile``): its open
+        Facts as of ``reference_ts`` (default now), grouped by attribute ("residence: ...",
+        "diet: ..."), each dated and cited to its turns; a value a newer one replaced is left out.
+        ``bundle.render()`` holds at most ``max_tokens`` tokens of the engine's token counter."""
+        return await build_profile(
+            self._uni.kb,
+            agent=self.agent_id,
+            name=name,
+            max_tokens=max_tokens,
+            viewer=viewer,
+            reference_ts=reference_ts,
         )
 
     @engine_verb
@@ -323,6 +346,16 @@ class Agent:
 
     def wake_up_sync(self, max_tokens: int | None = None, **options: Any) -> ContextBundle:
         return self._uni.run_sync(self.wake_up(max_tokens, **options))
+
+    def profile_sync(
+        self,
+        name: str,
+        max_tokens: int = 400,
+        *,
+        viewer: Viewer | None = None,
+        reference_ts: datetime | None = None,
+    ) -> ContextBundle:
+        return self._uni.run_sync(self.profile(name, max_tokens, viewer=viewer, reference_ts=reference_ts))
 
     def feedback_sync(
         self,

@@ -19,6 +19,8 @@ class EdgeType(StrEnum):
     ABOUT = "ABOUT"  # Observation|Fact|Chunk -> Entity|Participant
     SUPPORTED_BY = "SUPPORTED_BY"  # Fact -> Observation {weight}
     INVALIDATES = "INVALIDATES"  # Fact -> Fact {reason, invalidated_at}
+    #: The old value's Fact -> the Fact that replaced it (consolidation.supersede).
+    SUPERSEDED_BY = "SUPERSEDED_BY"  # Fact -> Fact {at, reason}
     BELONGS_TO = "BELONGS_TO"  # Entity|Fact -> Topic
     HAS_CHUNK = "HAS_CHUNK"  # Message|Session|Artifact -> Chunk {index}
     HAS_CONTENT = "HAS_CONTENT"  # Artifact -> content blob {sha256}

@@ -182,6 +182,10 @@ class Observation(Node):
     session_id: str | None = None
     speaker_id: str | None = None
     extractor: str = "rules"
+    #: When a newer statement replaced what this one says (consolidation's supersession: "lives in
+    #: Paris" after "moved to Lyon"), and the Fact that holds the new value. Recall marks it.
+    superseded_at: UtcDatetime | None = None
+    superseded_by: str | None = None
     #: Later turns that said this again (write-time near-duplicates, ``IngestConfig``): each has a
     #: RESTATED_IN edge. They are not its sources: its words and ``message_id`` stay the first turn's.
     restatements: int = 0
@@ -193,7 +197,16 @@ class Observation(Node):
 class Fact(Node):
     tier = Tier.FACT
     #: Every word of the statement (and its normalised subject): a redacted Fact keeps none of them.
-    content_fields = ("subject", "predicate", "object", "subject_key", "text")
+    content_fields = (
+        "subject",
+        "predicate",
+        "object",
+        "subject_key",
+        "text",
+        "slot",
+        "slot_value",
+        "slot_event",
+    )
     time_field = "valid_from"
     subject: str
     predicate: str
@@ -218,6 +231,16 @@ class Fact(Node):
     #: What ``valid_from`` is: the time of the event the statement dates ("yesterday" -> that day), or
     #: the time it was said when the statement carries no date (then nothing earlier is claimed).
     time_basis: Literal["event", "said"] = "said"
+    #: The attribute this Fact gives a value to, "<attribute>/<subject>" ("residence/maya",
+    #: "date/visit"; ``consolidation.slots``): a newer different value in the same slot supersedes
+    #: it. None when no slot rule read the statement.
+    slot: str | None = None
+    #: The value's normalised key ("lyon", "2024-07-19/day", "cancelled").
+    slot_value: str | None = None
+    #: For an event's date: "owner|detail" ("leo|", "|rome"), which tells events of one kind apart.
+    slot_event: str | None = None
+    #: The Fact that replaced this one (a SUPERSEDED_BY edge too); ``valid_to`` is when.
+    superseded_by: str | None = None
 
     def statement(self) -> str:
         """A readable sentence: ``text`` when present, else the triple in a tensed template."""

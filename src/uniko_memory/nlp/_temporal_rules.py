@@ -38,7 +38,11 @@ _MON = (
     r"(?P<mon>(?:january|february|april|june|july|august|september|october|november|december"
     r"|(?-i:March|May))\b|(?-i:Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)\b(?:\.(?=\s*\d))?)"
 )
-_WD = r"(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday)(?!s)"
+# "Tuesdays" and "Tuesday evenings" are habits, not one day: no date.
+_WD = (
+    r"(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday)(?!s)"
+    r"(?!\s+(?:mornings|afternoons|evenings|nights)\b)"
+)
 _DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>(?:19|20)\d\d)"
 _SEASON = r"(?P<season>spring|summer|fall|autumn|winter)"
@@ -65,10 +69,21 @@ _FUTURE = re.compile(
 )
 
 
+# A date something was moved to, or that an arrangement "is" on, lies ahead: "the visit moved to
+# 19 July", "the party is on Friday", "postponed until March".
+_FORWARD = re.compile(
+    r"\b(?:(?:moved|postponed|rescheduled|pushed(?:\s+back)?|changed|brought\s+forward|put\s+off|delayed"
+    r"|set|scheduled|booked|planned|pencilled\s+in|penciled\s+in)\s+(?:it\s+|back\s+)?(?:to|until|till|for)"
+    r"|(?:is|are|it['’]s|will\s+be)(?:\s+(?:now|still|actually|definitely))?)\s+(?:on\s+|in\s+|for\s+)?$",
+    re.IGNORECASE,
+)
+
+
 def is_future_context(text: str, start: int) -> bool:
-    """Whether the clause before ``start`` is future-marked ("I'll go on Friday")."""
+    """Whether the clause before ``start`` is future-marked ("I'll go on Friday", "the party is
+    on Friday", "the visit moved to 19 July")."""
     clause_start = max(text.rfind(ch, 0, start) for ch in ".!?;\n") + 1
-    return bool(_FUTURE.search(text, clause_start, start))
+    return bool(_FUTURE.search(text, clause_start, start) or _FORWARD.search(text[clause_start:start]))
 
 
 def _rel(m: re.Match[str]) -> str:
@@ -238,14 +253,17 @@ def _full_date(m: re.Match[str], _ref: date, _future: bool) -> Span | None:
         return None
 
 
-def _day_month(m: re.Match[str], ref: date, _future: bool) -> Span | None:
-    """A date without a year: the occurrence nearest to the reference (within half a year)."""
+def _day_month(m: re.Match[str], ref: date, future: bool) -> Span | None:
+    """A date without a year: the occurrence nearest to the reference (within half a year); in a
+    future-marked clause ("the wedding moved to 14 September"), the first one from the reference on."""
     mon, day = _month_no(m.group("mon")), int(m.group("day"))
     best: date | None = None
     for year in (ref.year - 1, ref.year, ref.year + 1):
         try:
             cand = date(year, mon, day)
         except ValueError:
+            continue
+        if future and cand < ref:
             continue
         if best is None or abs((cand - ref).days) < abs((best - ref).days):
             best = cand

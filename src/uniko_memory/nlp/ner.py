@@ -135,10 +135,24 @@ def _candidates(analysis: Analysis, gazetteer: Gazetteer, reference: datetime) -
             analysis, ent.start_token, ent.end_token
         ):
             continue
+        if etype == "person" and _placed(analysis, ent.end_token - 1):
+            etype = "location"  # "a nice one in Rotterdam": nobody is *in* a person
         found.append(_mention(text, ent.start, ent.end, etype, SPACY_CONFIDENCE, "spacy"))
     found.extend(_mention(text, s, e, "work_of_art", 0.7, "rule:quoted") for s, e in quoted_titles(text))
     found.extend(_mention(text, s, e, "other", 0.6, "rule:propn") for s, e in propn_runs(analysis))
     return found
+
+
+#: Prepositions whose object is a place, never a person ("in Rotterdam", "near Lyon").
+_PLACE_PREPOSITIONS = frozenset({"in", "near", "outside", "across", "around", "throughout", "within"})
+
+
+def _placed(analysis: Analysis, last: int) -> bool:
+    """Whether the name ending at token ``last`` is the object of a place preposition."""
+    tok = analysis.tokens[last]
+    if tok.dep != "pobj" or not 0 <= tok.head < len(analysis.tokens):
+        return False
+    return analysis.tokens[tok.head].text.lower() in _PLACE_PREPOSITIONS
 
 
 def _plausible_name(analysis: Analysis, start: int, end: int) -> bool:

@@ -269,6 +269,18 @@ def _identifying_one(noun: Token) -> bool:
     )
 
 
+#: Verbs whose object is food, not a companion.
+_EATEN = frozenset({"eat", "cook", "order", "fry", "grill", "bake", "serve", "catch", "fish"})
+
+
+def _a_pet(tok: Token) -> bool:
+    """An animal noun that names an animal someone could call "she": it has a determiner or an
+    owner ("a cat", "my dog", "Biscuit the cat") and is not the object of eating or cooking."""
+    if tok.dep_ in ("dobj", "obj") and tok.head.lemma_.lower() in _EATEN:
+        return False
+    return tok.pos_ == "PROPN" or any(c.dep_ in ("det", "poss") for c in tok.children)
+
+
 def snake(parts: Iterable[str]) -> str:
     """Join predicate parts as a snake_case key ("not", "go", "to" -> "not_go_to")."""
     return _SNAKE.sub("_", "_".join(p for p in parts if p).lower()).strip("_")
@@ -301,6 +313,8 @@ class SentenceRender:
     repl: dict[int, str] = field(default_factory=dict)
     first: set[int] = field(default_factory=set)
     plural_first: set[int] = field(default_factory=set)
+    #: The speaker's own possessives after the speaker as subject ("I hurt my ankle"): "their".
+    own_possessive: set[int] = field(default_factory=set)
     second: set[int] = field(default_factory=set)
     resolved: dict[int, Antecedent] = field(default_factory=dict)
     unresolved: set[int] = field(default_factory=set)
@@ -394,6 +408,8 @@ class SentenceRender:
                 if low in PLURAL_FIRST:
                     self.plural_first.add(tok.i)
                 self.repl[tok.i] = self._person_form(self.speaker, FIRST_PERSON[low])
+                if FIRST_PERSON[low] == "poss" and self._first_person_subject(tok):
+                    self.own_possessive.add(tok.i)  # "I hurt my ankle": "Tomas hurt their ankle"
             elif pronoun and low in SECOND_PERSON:
                 self.second.add(tok.i)
                 if self.addressee is None:
@@ -462,10 +478,38 @@ class SentenceRender:
             return
         self.resolved[tok.i] = antecedent
         self.candidates.append((tok.i, replace(antecedent, rank=_ROLE_RANK.get(tok.dep_, 0))))
+        if form == "poss" and self._own_subject(tok, antecedent):
+            return  # "Tom hurt his ankle", not "Tom hurt Tom's ankle": the clause already says who
         text = antecedent.text
         if form in ("poss", "poss_abs"):
             text = f"{text}'" if text.endswith("s") and antecedent.kind == "plural" else f"{text}'s"
         self.repl[tok.i] = text
+
+    @staticmethod
+    def _first_person_subject(tok: Token) -> bool:
+        """Whether "my"/"our" sits in the object part of a main clause whose subject is the
+        speaker ("I hurt my ankle"): the name once is enough."""
+        head = tok.head
+        while head.pos_ not in ("VERB", "AUX") and head.head.i != head.i:
+            head = head.head
+        if head.dep_ != "ROOT":
+            return False
+        subject = next((c for c in head.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+        return subject is not None and subject.i < tok.i and subject.lower_ in ("i", "we")
+
+    def _own_subject(self, tok: Token, antecedent: Antecedent) -> bool:
+        """Whether a possessive pronoun refers to the subject of its sentence's main clause (in a
+        reported clause, "Caroline heard Emma loves her teacher", "her" could be Caroline's)."""
+        head = tok.head
+        while head.pos_ not in ("VERB", "AUX") and head.head.i != head.i:
+            head = head.head
+        if head.dep_ != "ROOT":
+            return False
+        subject = next((c for c in head.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+        if subject is None or subject.i >= tok.i:
+            return False
+        ids = {subject.i} | {c.i for c in subject.children if c.dep_ == "appos"}
+        return any(i in ids and a.text == antecedent.text for i, a in self.candidates)
 
     @staticmethod
     def _idiomatic_it(tok: Token) -> bool:
@@ -563,7 +607,8 @@ class SentenceRender:
 
     def _noun_candidate(self, tok: Token) -> None:
         """Register a noun head as an antecedent for later pronouns in this sentence and session."""
-        possessor = tok.dep_ == "poss" and tok.pos_ == "PROPN" and tok.ent_type_ == "PERSON"
+        # an untagged name counts as a possessor too: "Leo's visit ... his flight" is Leo's
+        possessor = tok.dep_ == "poss" and tok.pos_ == "PROPN" and tok.ent_type_ in ("PERSON", "")
         if tok.pos_ not in ("NOUN", "PROPN") or (tok.dep_ not in _ARG_DEPS and not possessor):
             return  # a named possessor counts: "Aragorn's attitude inspired me. He never gives up"
         if tok.ent_type_ in NON_NAME_ENTS or tok.lemma_.lower() in VAGUE_NOUNS:
@@ -586,7 +631,9 @@ class SentenceRender:
             # an untagged name as the subject of a verb is most often someone ("Erin lives at ...")
             or (tok.pos_ == "PROPN" and not tok.ent_type_ and tok.dep_ in ("nsubj", "nsubjpass"))
         )
-        animal = lemma in ANIMAL_NOUNS or role_lemma in ANIMAL_NOUNS
+        # an animal someone has is "she" or "he"; one on a plate is food ("started eating fish
+        # again ... his flight" is not the fish's flight): a bare noun or one eaten is no pet
+        animal = (lemma in ANIMAL_NOUNS or role_lemma in ANIMAL_NOUNS) and _a_pet(tok)
         name_toks = [t for t in tok.lefts if t.dep_ == "compound" and t.pos_ == "PROPN"] + [tok]
         if tok.pos_ == "PROPN":
             if tok.dep_ == "pobj" and tok.head.lower_ == "of" and tok.head.head.pos_ == "PROPN":
@@ -663,7 +710,7 @@ class SentenceRender:
             if child.dep_ in keep:
                 toks.extend(child.subtree)
         toks.append(tok)
-        words = self.render_words(toks)
+        words = self.render_words(toks, names=True)
         if owner is not None and words and words[0].lower() in ("a", "an"):
             return " ".join([self._person_form(owner, "poss"), *words[1:]])
         if words and words[0].lower() in ("a", "an", "some", "any", "another", "this", "that"):
@@ -822,17 +869,21 @@ class SentenceRender:
                     self.repl[tok.i - 1] = ""
 
     # ------------------------------------------------------------------ rendering
-    def render_words(self, toks: Sequence[Token]) -> list[str]:
+    def render_words(self, toks: Sequence[Token], *, names: bool = False) -> list[str]:
         """The rendered words of ``toks`` (spacing rules applied by :meth:`render`)."""
-        text = self.render(toks)
+        text = self.render(toks, names=names)
         return text.split() if text else []
 
-    def render(self, toks: Sequence[Token]) -> str:
-        """Render tokens in document order through the rendering map."""
+    def render(self, toks: Sequence[Token], *, names: bool = False) -> str:
+        """Render tokens in document order through the rendering map. A statement says "their"
+        for the speaker's own possessive after the speaker as subject ("Tomas hurt their ankle");
+        ``names``: the name form regardless (an antecedent's text, read in later sentences)."""
         out: list[str] = []
         prev: Token | None = None
         for tok in sorted(toks, key=lambda t: t.i):
             word = self.repl.get(tok.i, tok.text)
+            if tok.i in self.own_possessive and not names:
+                word = "their"
             if not word:
                 prev = tok
                 continue

@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING
 
 from uniko_memory.nlp.observation_lexicon import (
     DISCOURSE_LEADERS,
+    EVENT_NOUNS,
+    EVENT_OFF_WORDS,
     INDEFINITE_PRONOUNS,
     LIGHT_VERBS,
     PERSON_NOUNS,
@@ -90,7 +92,7 @@ _MAX_OBJECT_TOKENS = 20
 # A statement that ends on "to", a preposition or a conjunction lost its point to another clause.
 _DANGLING_END = re.compile(
     r"\b(?:to|of|for|with|about|at|from|into|and|or|but|because|than|the|a|an|my|your"
-    r"|would|could|should|will|can|might|must|did|does|do)[\s.,!?;:-]*$",
+    r"|would|could|should|will|can|might|must|did|does|do|so|only|if)[\s.,!?;:-]*$",
     re.IGNORECASE,
 )
 
@@ -165,7 +167,18 @@ class SentenceRules(SentenceRender):
                         if grandchild.dep_ == "conj" and side_clause(grandchild, child):
                             visit(grandchild, True)
 
-        visit(root, root.pos_ in ("VERB", "AUX") or _have_noun_root(root))
+        verbal = root.pos_ in ("VERB", "AUX") or _have_noun_root(root)
+        visit(root, verbal)
+        colon = next((t for t in root.children if t.text == ":"), None)
+        if not verbal and colon is not None:
+            # "Big news: I'm pescatarian now": a label, then the clause (parsed as its modifier)
+            for child in root.children:
+                if (
+                    child.i > colon.i
+                    and child.pos_ in ("VERB", "AUX")
+                    and any(c.dep_ in SUBJ_DEPS for c in child.children)
+                ):
+                    visit(child, True)
         return sorted(heads, key=lambda t: t.i)
 
     def _clause(self, head: Token) -> Clause | None:
@@ -310,6 +323,9 @@ class SentenceRules(SentenceRender):
         parser left inside the sentence ("Awesome! Must be so rewarding")."""
         lo, hi = self.sent.start, self.sent.end
         for tok in self.sent[:-1]:
+            if tok.text in (":", "—") and tok.i < head.i:
+                lo = tok.i + 1  # a label before the clause ("Update: I'm pescatarian now")
+                continue
             if tok.is_punct and TERMINAL.fullmatch(tok.text) and not tok.is_sent_end:
                 if tok.i < head.i:
                     lo = tok.i + 1
@@ -486,7 +502,8 @@ class SentenceRules(SentenceRender):
         return self._words_text([t for c in head.lefts if c.dep_ != "punct" for t in c.subtree] + [head])
 
     def _words_text(self, toks: Sequence[Token]) -> str:
-        words = self.render_words(toks)
+        """A triple part: names, never "their" (it is read without its sentence)."""
+        words = self.render_words(toks, names=True)
         while words and words[0].lower() in _ARTICLES:
             words = words[1:]
         while words and words[-1].lower().strip(",;:-") in ("and", "but", "or", "so", ""):
@@ -548,6 +565,10 @@ class SentenceRules(SentenceRender):
             # "let's make it happen", "Let's go to a dance class, it'll be fun": a proposal, not a statement
             self._reject("suggestion", clause)
             return None
+        self._cut_request_tail(clause)
+        if self._request(clause):
+            self._reject("request", clause)  # "so only veggie dishes for me please": asked, not stated
+            return None
         if clause.tokens[0].lower_ in ("lemme", "gimme"):
             self._reject("imperative", clause)  # "Lemme know when you got time"
             return None
@@ -604,13 +625,24 @@ class SentenceRules(SentenceRender):
             self._reject("teaser", clause)  # "I've got (big) news": what it is comes next, if at all
             return None
         last_verb = predicate.split("_")[-1] if obj is None else None
-        if not has_complement and (head_lemma in LIGHT_VERBS or (last_verb and last_verb in LIGHT_VERBS)):
+        status = self._event_status(clause, ids) if not has_complement else None
+        if status == "off":
+            predicate = snake([predicate, "off"])  # "the trip is off": be_off, a cancellation
+        elif (
+            status is None
+            and not has_complement
+            and (head_lemma in LIGHT_VERBS or (last_verb and last_verb in LIGHT_VERBS))
+        ):
             self._reject("light_verb", clause)
             return None
         content = self.filler.strip(self.render(clause.tokens))
         if len(content.split()) < 3:
             self._reject("short", clause)
             return None
+        if _DANGLING_END.search(content) and "," in content:
+            kept, tail = content.rsplit(",", 1)
+            if len(tail.split()) <= 3 and len(kept.split()) >= 3:
+                content = kept  # "Maya is vegetarian, so only": the cut-off tail goes, the clause stays
         if _DANGLING_END.search(content):
             self._reject("dangling", clause)  # "I love to." / "we talked about" : the point is elsewhere
             return None
@@ -647,6 +679,44 @@ class SentenceRules(SentenceRender):
             sentence=self.sent.text.strip(),
             confidence=confidence,
         )
+
+    @staticmethod
+    def _cut_request_tail(clause: Clause) -> None:
+        """ "I'm vegetarian, so please no meat": the statement ends at the comma before a request
+        the parser hung on it."""
+        doc = clause.head.doc
+        ids = [t.i for t in clause.tokens]
+        please = next((i for i in ids if doc[i].lower_ == "please"), None)
+        if please is None:
+            return
+        comma = max((i for i in ids if clause.head.i < i < please and doc[i].text == ","), default=None)
+        if comma is not None:
+            clause.tokens = [t for t in clause.tokens if t.i < comma]
+
+    @staticmethod
+    def _request(clause: Clause) -> bool:
+        """A "please" inside the clause or right after it (punctuation aside): a request."""
+        first, last = clause.tokens[0].i, clause.tokens[-1].i
+        doc = clause.head.doc
+        after = last + 1
+        while after < len(doc) and doc[after].is_punct and doc[after].text not in ".!?,;":
+            after += 1
+        return any(doc[i].lower_ == "please" for i in range(first, min(after + 1, len(doc))))
+
+    def _event_status(self, clause: Clause, ids: set[int]) -> str | None:
+        """What "be" says of an event that has no complement: "off" for "the trip is off", ""
+        for "the party is on Friday" (its date), None when the subject is no event or nothing is
+        said (then "be" is a light verb)."""
+        if lemma_of(clause.head) != "be":
+            return None
+        subject = next((t for t in clause.subject if t.dep_ in SUBJ_DEPS), None)
+        if subject is None or subject.lemma_.lower() not in EVENT_NOUNS:
+            return None
+        if any(t.lower_ in EVENT_OFF_WORDS and t.head.i == clause.head.i for t in clause.tokens):
+            return "off"
+        if any(toks[0] in ids for toks, _ in self.temporal):
+            return ""
+        return None
 
     @staticmethod
     def _stranded_preposition(clause: Clause) -> bool:

@@ -108,6 +108,8 @@ def extract_observations(
     doc = _as_doc(doc_or_analysis)
     if doc is None or not doc.has_annotation("DEP"):
         return []
+    speaker = person_label(speaker)
+    addressee = person_label(addressee) if addressee else addressee
     state = state if state is not None else PronounState()
     drafts: list[ObservationDraft] = []
     seen: set[str] = set()
@@ -133,6 +135,24 @@ def extract_observations(
         consoling = consoling or is_condolence(sent.text)
         mentioned.update(a.text.lower() for _, a in rules.candidates if not a.unknown)
     return drafts
+
+
+#: Participant ids that are a pronoun or a chat role, not a name: a statement names them by role
+#: ("The user's cat is Miso", never "Me's cat is Miso").
+_ROLE_LABELS = {
+    "me": "the user",
+    "i": "the user",
+    "myself": "the user",
+    "user": "the user",
+    "human": "the user",
+    "you": "the assistant",
+    "assistant": "the assistant",
+}
+
+
+def person_label(name: str) -> str:
+    """How a statement names a participant: the name, or a role for a pronoun-like id ("me")."""
+    return _ROLE_LABELS.get(name.strip().casefold(), name)
 
 
 @runtime_checkable

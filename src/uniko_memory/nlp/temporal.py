@@ -175,7 +175,8 @@ def absolute_phrase(window: TemporalWindow) -> str:
 
 
 _LEADING_PREP = re.compile(
-    r"\b(?:since|until|till|before|after|by|from|to|through|of|during|in|on)\s*$", re.IGNORECASE
+    r"\b(?:since|until|till|before|after|by|from|to|through|of|during|in|on|for|at|around|about)\s*$",
+    re.IGNORECASE,
 )
 
 

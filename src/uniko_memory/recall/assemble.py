@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
@@ -47,12 +48,34 @@ MMR_WINDOW: int = RecallPacking.model_fields["mmr_window"].default
 MMR_SIMILARITY_FLOOR: float = RecallPacking.model_fields["mmr_similarity_floor"].default
 
 
-def fact_validity(fact: Fact, statement: str) -> str:
+def _day(ts: datetime) -> str:
+    return f"{ts.day} {ts:%B %Y}"
+
+
+def superseded_at(node: Node) -> datetime | None:
+    """When a newer value replaced what ``node`` states (None: it was not replaced)."""
+    if isinstance(node, Observation):
+        return node.superseded_at
+    if isinstance(node, Fact) and node.superseded_by:
+        return node.valid_to
+    return None
+
+
+def superseded_note(at: datetime) -> str:
+    """The mark of a statement a newer value replaced (``docs/concepts/knowledge-updates.md``)."""
+    return f"(no longer true from {_day(at)})"
+
+
+def fact_validity(fact: Fact, statement: str, as_of: datetime | None = None) -> str:
     """When a Fact holds, in words that claim no more than was said: "(as of 8 May 2023)" for a
     statement dated only by when it was said, the event's day for one the turn dated ("yesterday"),
-    unless the sentence already names it; ", until ..." once it was contradicted or forgotten."""
-    start = f"{fact.valid_from.day} {fact.valid_from:%B %Y}"
-    until = f"until {fact.valid_to.day} {fact.valid_to:%B %Y}" if fact.valid_to else ""
+    unless the sentence already names it; ", until ..." once it was contradicted or forgotten, and
+    "no longer true from ..." once a newer value replaced it (as of ``as_of``, default now)."""
+    start = _day(fact.valid_from)
+    until = f"until {_day(fact.valid_to)}" if fact.valid_to else ""
+    replaced = superseded_at(fact)
+    if replaced is not None:
+        until = "" if as_of is not None and replaced > as_of else f"no longer true from {_day(replaced)}"
     if fact.time_basis == "event":
         parts = [p for p in (start if start not in statement else "", until) if p]
     else:
@@ -83,8 +106,14 @@ def with_absolute_dates(text: str, ts: Any) -> str:
     return "".join(out)
 
 
-def node_to_item(node: Node, score: float, channels: list[str]) -> RecallItem | None:
-    """The bundle view of a node, with its provenance back to Messages; None if not evidence."""
+def node_to_item(
+    node: Node, score: float, channels: list[str], as_of: datetime | None = None
+) -> RecallItem | None:
+    """The bundle view of a node, with its provenance back to Messages; None if not evidence.
+
+    A statement a newer value replaced by ``as_of`` (default: any time) is marked so
+    (``superseded_note``): the old value stays readable for questions about the past, and nobody
+    reads it as current."""
     if isinstance(node, Message):
         body = f"{node.sender_name}: {node.content}"
         return RecallItem(
@@ -100,12 +129,14 @@ def node_to_item(node: Node, score: float, channels: list[str]) -> RecallItem | 
             category=node.category,
         )
     if isinstance(node, Observation):
+        replaced = node.superseded_at
+        mark = f" {superseded_note(replaced)}" if replaced and (as_of is None or replaced <= as_of) else ""
         return RecallItem(
             node_id=node.id,
             kind="observation",
             score=score,
             content=node.content,
-            rendered=date_label(node.observed_at) + node.content,
+            rendered=date_label(node.observed_at) + node.content + mark,
             timestamp=node.observed_at,
             session_id=node.session_id,
             sources=[message_source(node.message_id)] if node.message_id else [],
@@ -150,7 +181,7 @@ def node_to_item(node: Node, score: float, channels: list[str]) -> RecallItem | 
             kind="fact",
             score=score,
             content=statement,
-            rendered=statement + fact_validity(node, statement),
+            rendered=statement + fact_validity(node, statement, as_of),
             timestamp=node.valid_from,
             channels=channels,
             category=node.category,

@@ -47,7 +47,10 @@ async def finish(
     items: list[RecallItem] = []
     for cand in ranked[: pk.max_candidates]:
         item = node_to_item(
-            cand.node, cand.fused if not phase1_only else cand.relevance, sorted(cand.channels)
+            cand.node,
+            cand.fused if not phase1_only else cand.relevance,
+            sorted(cand.channels),
+            as_of=cas.intent.reference_ts,
         )
         if item is None or item.kind == "summary":
             continue

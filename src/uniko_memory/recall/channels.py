@@ -118,6 +118,18 @@ class Channels:
         nodes.sort(key=lambda n: (-overlap(n), n.id))
         return [Hit(n, 1.0) for n in nodes[: self.cfg.breadth.temporal_k]]
 
+    # ------------------------------------------------------------------ slots
+    async def slot_facts(self, valid: Filter) -> list[Hit]:
+        """The Facts of the slots the question names (``IntentProfile.slot_keys``), valid at the
+        recall's moment, newest first. Scored 0: found by key, they say nothing of relevance
+        (the coverage gates read cosines), and rank by their place in the list."""
+        keys = self.intent.slot_keys
+        if not keys or self.cfg.fusion.channel_weights.get("slots", 0.0) <= 0:
+            return []
+        nodes = await self._find(Tier.FACT, In("slot", tuple(keys)) & valid, self.cfg.breadth.fact_k)
+        nodes.sort(key=lambda n: (-n.time_key().timestamp() if n.time_key() else 0.0, n.id))
+        return [Hit(n, 0.0) for n in nodes[: self.cfg.breadth.fact_k]]
+
     # ------------------------------------------------------------------ graph
     async def graph(self, seeds: list[str]) -> list[Hit]:
         """Personalised PageRank from ``seeds`` (``graph_seeds``) over their neighbourhood."""

@@ -44,6 +44,8 @@ def family_of(channel: str) -> str:
         return "bm25"
     if name == "chunk_messages":
         return name
+    if name == "fact_slot":
+        return "slots"
     if "chunks" in name:
         return "chunks"
     return name  # graph, temporal, neighbours

@@ -22,7 +22,9 @@ from ..errors import ValidationError
 from ..model import Entity, Participant, Tier, entity_id
 from ..model.text import without_surrogates
 from ..model.time import utcnow
+from ..nlp.observation_lexicon import EVENT_NOUNS
 from ..store.protocol import Store
+from .question_slots import question_slots
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +93,8 @@ class IntentProfile:
     #: The Entities among ``entity_ids`` that name a participant (the same person as a hub).
     participant_entity_ids: list[str] = field(default_factory=list)
     unstable_entities: list[str] = field(default_factory=list)
+    #: The slots the question asks about ("residence/maya": ``recall.question_slots``).
+    slot_keys: list[str] = field(default_factory=list)
     temporal_window: tuple[datetime, datetime] | None = None
     temporal_granularity: str | None = None
     expected_answer_type: str | None = None
@@ -116,6 +120,7 @@ class IntentProfile:
             if self.temporal_window
             else None,
             "expected_answer_type": self.expected_answer_type,
+            "slots": self.slot_keys,
             "keywords": self.keywords,
             "variants": [v for v, _ in self.variants],
         }
@@ -287,6 +292,7 @@ async def begin_intent(
     profile = IntentProfile(query=query, reference_ts=ref)
     refs = [e for e in ner.entities if len(e.name) >= tuning.min_entity_chars]
     profile.entity_refs = list(dict.fromkeys(e.name for e in refs))
+    profile.slot_keys = question_slots(query, profile.entity_refs, EVENT_NOUNS)
     by_key = {canonical_key(n): pid for n, pid in names.items()}
     for e in refs:
         pid = by_key.get(e.key)

@@ -15,14 +15,16 @@ import asyncio
 import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
+from datetime import timedelta
 from typing import Any
 
 import numpy as np
 
 from ..model import EdgeType, Entity, Tier
 from ..providers.token_counter import TokenCounter, default_token_counter
-from ..store.filters import Eq, Filter, In
+from ..store.filters import Eq, Filter, In, Range
 from ..store.protocol import Hit, Store
+from .assemble import superseded_at
 from .bundle import finish
 from .channels import Channels, graph_seeds
 from .config import RecallConfig
@@ -75,12 +77,13 @@ class Cascade:
         c, ch = self.cfg, self.channels
         b = c.breadth
         lists = await asyncio.gather(
-            ch.vector(Tier.FACT, c.scaled_k(b.fact_k), Eq("valid_to", None)),
+            ch.vector(Tier.FACT, c.scaled_k(b.fact_k), valid_facts(c)),
             ch.vector(Tier.PROCEDURE, b.procedure_k, Eq("status", "active")),
             ch.vector(Tier.TOPIC, b.topic_k, Eq("retired_at", None)),
+            ch.slot_facts(valid_facts(c)),
         )
         p1 = Pool()
-        for name, hits in zip(("fact_vec", "procedure_vec", "topic_vec"), lists, strict=True):
+        for name, hits in zip(("fact_vec", "procedure_vec", "topic_vec", "fact_slot"), lists, strict=True):
             p1.add(name, hits)
             self.pool.add(name, hits)
         ranked = p1.fuse(c)
@@ -240,6 +243,32 @@ async def run_cascade(
     return await finish(cas, await _boosted(cas, final), t0=t0)
 
 
+def valid_facts(cfg: RecallConfig) -> Filter:
+    """The Facts Phase 1 reads: open ones, or with a ``reference_ts`` the ones valid then
+    (bitemporal: a question asked as of last June gets the value that held last June)."""
+    ref = cfg.reference_ts
+    if ref is None:
+        return Eq("valid_to", None)
+    start = Range("valid_from", lt=ref + timedelta(seconds=cfg.breadth.fact_validity_slack_secs))
+    return start & (Eq("valid_to", None) | Range("valid_to", gt=ref))
+
+
+def demote_superseded(cas: Cascade, ranked: list[Candidate]) -> list[Candidate]:
+    """A statement a newer value replaced before the recall's moment ranks at
+    ``RecallFusion.superseded_weight`` of its score: it reorders, never hides."""
+    weight = cas.cfg.fusion.superseded_weight
+    if weight >= 1.0:
+        return ranked
+    ref = cas.intent.reference_ts
+    changed = False
+    for c in ranked:
+        at = superseded_at(c.node)
+        if at is not None and at <= ref:
+            c.fused *= weight
+            changed = True
+    return by_fused(ranked) if changed else ranked
+
+
 def pool_tokens(cands: list[Candidate], cfg: RecallConfig) -> float:
     """The candidates' text in tokens, estimated at ``RecallPhases.chars_per_token``."""
     return sum(c.text_chars() for c in cands) / cfg.phases.chars_per_token
@@ -278,6 +307,7 @@ async def answer_typed(cas: Cascade, ranked: list[Candidate]) -> list[Candidate]
     turn that names the employer outranks one that only talks about work. The lift multiplies the
     fused score (``RecallFusion.answer_type_boost``) of the best ``answer_type_top_n``."""
     f = cas.cfg.fusion
+    ranked = demote_superseded(cas, ranked)
     wanted = cas.intent.expected_answer_type
     head = ranked[: f.answer_type_top_n]
     if not wanted or f.answer_type_boost <= 0 or not head:

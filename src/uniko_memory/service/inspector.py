@@ -30,6 +30,7 @@ PROVENANCE_EDGES = (
     EdgeType.OBSERVED_IN,
     EdgeType.SUPPORTED_BY,
     EdgeType.INVALIDATES,
+    EdgeType.SUPERSEDED_BY,
     EdgeType.BELONGS_TO,
     EdgeType.INVOLVES,
     EdgeType.ABOUT,

@@ -246,6 +246,16 @@ async def wake_up(
     return bundle_output(bundle, empty="Nothing stored yet.")
 
 
+async def profile(
+    agent: Agent,
+    name: Annotated[str, Field(min_length=1, description="a participant or entity, e.g. 'Maya'")],
+    max_tokens: Annotated[int, Field(ge=1, le=100_000, description="tokens the profile may take")] = 400,
+) -> ToolOutput:
+    """What is true now about one participant or entity, grouped by attribute, dated and cited."""
+    bundle = await agent.profile(name, max_tokens)  # type: ignore[attr-defined, unused-ignore]
+    return bundle_output(bundle, empty=f"Nothing stored about {name}.")
+
+
 async def feedback(
     agent: Agent,
     item_ids: Annotated[
@@ -294,6 +304,14 @@ TOOLS: tuple[ToolSpec, ...] = (
         wake_up,
         read_only=True,
         requires="wake_up",
+    ),
+    ToolSpec(
+        "profile",
+        "What is true now about one participant or entity (where they live, work, what they eat, "
+        "upcoming dates ...): current values only, each dated and cited to its turns, as quoted data.",
+        profile,
+        read_only=True,
+        requires="profile",
     ),
     ToolSpec(
         "feedback",

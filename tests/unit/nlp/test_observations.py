@@ -106,7 +106,7 @@ CASES = [
          content="Caroline took Caroline's kids to the zoo during the week of 1 May 2023",
          object="Caroline's kids"),
     Case("vocative_dropped", "I'm so proud of my progress, Melanie.",
-         content="Caroline is so proud of Caroline's progress", predicate="be_proud_of",
+         content="Caroline is so proud of their progress", predicate="be_proud_of",
          object="Caroline's progress"),
     # --- temporal rewrite -------------------------------------------------------------------------
     Case("last_year", "I painted that lake sunrise last year.", content="Caroline painted that lake sunrise in 2022",
@@ -147,7 +147,7 @@ CASES = [
          predicate="share", object="photo of Caroline's kids at the beach"),
     Case("unresolvable_modifier_trimmed",
          "I submitted my screenplay to a film contest just to see how others might like it.",
-         content="Caroline submitted Caroline's screenplay to a film contest", predicate="submit",
+         content="Caroline submitted their screenplay to a film contest", predicate="submit",
          object="Caroline's screenplay"),
     Case("question_left_in_sentence", "I got a new puppy! Do you like dogs?", count=1,
          content="Caroline got a new puppy"),
@@ -514,7 +514,7 @@ def test_pronoun_progressive_resolves_forward() -> None:
         # a leading "as for me" before the speaker's own subject is dropped, not doubled
         ("As for me, I've been learning the cello.", "Caroline has been learning the cello", "As for"),
         # a tag question is no part of the statement
-        ("I should really call my aunt more often, shouldn't I.", "call Caroline's aunt more often", "not I"),
+        ("I should really call my aunt more often, shouldn't I.", "call their aunt more often", "not I"),
         # a verb coordinated with "I don't ..." keeps its own agreeing auxiliary
         ("I don't eat meat and don't drink coffee.", "Caroline does not drink coffee", "do not"),
         # "tomorrow's gonna" is "is going to", the date stands bare
@@ -526,7 +526,7 @@ def test_pronoun_progressive_resolves_forward() -> None:
             "'s a",
         ),
         # a preposition's adverb object is kept
-        ("I'll stay with my parents for now.", "stay with Caroline's parents for now", None),
+        ("I'll stay with my parents for now.", "stay with their parents for now", None),
         # "the Cliffs of Dover" is one name: a later "it" is not "Dover"
         (
             "We visited the Cliffs of Dover. It has stunning views of the sea.",

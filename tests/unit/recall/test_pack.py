@@ -131,12 +131,13 @@ def test_each_date_is_charged_once_and_rendered_once() -> None:
     assert packed.total_tokens == FRAME + sum(i.tokens for i in packed.items) == count_tokens(bundle.render())
     assert b.tokens == count_tokens(render_item(b))  # the caller's item keeps its standalone count
     text = bundle.render(header=False)
+    # newest date first; under a date, the ranking order
     assert text.split("\n") == [
+        "[9 May 2023]",
+        "- Melanie: We went camping at the lake.",
         "[7 May 2023]",
         "- Caroline: I adopted a grey cat.",
         "- Melanie: My kids painted a sunrise.",
-        "[9 May 2023]",
-        "- Melanie: We went camping at the lake.",
     ]
 
 

@@ -80,9 +80,10 @@ def test_a_kind_over_its_share_waits_and_the_others_get_their_turn() -> None:
     assert "fact" in kinds and "message" in kinds
     msg_tokens = sum(i.tokens for i in shared.items if i.kind == "message")
     fact_tokens = sum(i.tokens for i in shared.items if i.kind == "fact")
-    # Facts took the room the Messages' share left them; the budget is still filled.
+    # Facts took the room the Messages' share left them; the budget is still filled (once no Fact
+    # fits, a deferred Message may refill the last few tokens: at most one ~12-token entry).
     room = 400 - FRAME
-    assert room * 0.5 - 12 <= msg_tokens <= room * 0.5 and fact_tokens >= room * 0.4
+    assert room * 0.5 - 12 <= msg_tokens <= room * 0.5 + 12 and fact_tokens >= room * 0.4
     assert 400 - shared.total_tokens < 12
 
 

@@ -96,3 +96,26 @@ async def test_wake_up_on_the_first_load_only(sample_agent: Agent) -> None:
     assert "(summary) Memory of" not in second
     plain = UnikoMemory(agent=sample_agent)
     assert "(summary) Memory of" not in (await plain.aload_memory_variables({"input": "hello"}))["history"]
+
+
+async def test_profile_leads_the_memory_with_what_is_true_now(fresh_agent: Agent) -> None:
+    from datetime import UTC, datetime
+
+    from uniko_memory.ingest import Turn
+
+    said = [
+        ("I live in Paris.", datetime(2024, 5, 1, tzinfo=UTC)),
+        ("We moved to Lyon.", datetime(2024, 6, 1, tzinfo=UTC)),
+    ]
+    for text, at in said:
+        await fresh_agent.session("s1").observe(
+            Turn(sender="user", content=text, at=at, addressed_to="assistant")
+        )
+    await fresh_agent.flush()
+    await fresh_agent.consolidate()
+    memory = UnikoMemory(agent=fresh_agent, profile="user", profile_tokens=120, token_budget=300)
+    text = (await memory.aload_memory_variables({"input": "what's new?"}))["history"]
+    assert "residence: The user moved to Lyon" in text and text.splitlines().count("<memory>") == 1
+    assert "residence: The user lives in Paris" not in text
+    plain = (await UnikoMemory(agent=fresh_agent).aload_memory_variables({"input": "what's new?"}))["history"]
+    assert "residence:" not in plain

@@ -48,6 +48,7 @@ EDGE_TYPE_CODES: dict[EdgeType, int] = {
     EdgeType.INVOLVED: 24,
     EdgeType.PROMOTED: 25,
     EdgeType.RESTATED_IN: 26,
+    EdgeType.SUPERSEDED_BY: 27,
 }
 #: Code -> type, for rows read back.
 EDGE_TYPE_OF_CODE: dict[int, EdgeType] = {code: t for t, code in EDGE_TYPE_CODES.items()}

@@ -111,6 +111,12 @@ class UnikoMemoryBlock(BaseMemoryBlock[str]):
         "wake-up context (Agent.wake_up: who the memory is about, what matters most; no query).",
     )
     wake_up_tokens: int = Field(default=600, ge=1, description="The wake-up context's token budget.")
+    profile: str | None = Field(
+        default=None,
+        description="A participant or entity whose current-state profile (Agent.profile: what is "
+        "true now, grouped by attribute, dated and cited) leads the block, e.g. the user's id.",
+    )
+    profile_tokens: int = Field(default=400, ge=1, description="The profile's token budget.")
 
     @model_validator(mode="before")
     @classmethod
@@ -201,6 +207,12 @@ class UnikoMemoryBlock(BaseMemoryBlock[str]):
         if self.wake_up and not any(m.role == MessageRole.ASSISTANT for m in messages or ()):
             wake_options = {k: v for k, v in options.items() if k in ("sessions", "viewer")}
             bundle = with_wake_up(await self.agent.wake_up(self.wake_up_tokens, **wake_options), bundle)
+        if self.profile:
+            viewer = options.get("viewer")
+            profile = await self.agent.profile(
+                self.profile, self.profile_tokens, **({"viewer": viewer} if viewer is not None else {})
+            )
+            bundle = with_wake_up(profile, bundle)
         return render_block(bundle, tag=self.name, header=self.header)
 
     async def _aput(self, messages: list[ChatMessage]) -> None:
