@@ -78,6 +78,20 @@ def sample_agent(uni: Uniko) -> Agent:
     return agent
 
 
+async def seed_a_move(agent: Agent, user: str = "user") -> None:
+    """The user lived in Paris, then moved to Lyon; consolidated (the profile tests' memory)."""
+    from datetime import UTC
+
+    said = [
+        ("I live in Paris.", datetime(2024, 5, 1, tzinfo=UTC)),
+        ("We moved to Lyon.", datetime(2024, 6, 1, tzinfo=UTC)),
+    ]
+    for text, at in said:
+        await agent.session("s1").observe(Turn(sender=user, content=text, at=at, addressed_to="assistant"))
+    await agent.flush()
+    await agent.consolidate()
+
+
 _fresh = itertools.count()
 
 

@@ -101,20 +101,9 @@ async def test_wake_up_at_the_start_of_a_conversation(sample_agent: Agent) -> No
 
 
 async def test_profile_leads_the_block_with_what_is_true_now(fresh_agent: Agent) -> None:
-    from datetime import UTC, datetime
+    from _shared_fixtures import seed_a_move
 
-    from uniko_memory.ingest import Turn
-
-    said = [
-        ("I live in Paris.", datetime(2024, 5, 1, tzinfo=UTC)),
-        ("We moved to Lyon.", datetime(2024, 6, 1, tzinfo=UTC)),
-    ]
-    for text, at in said:
-        await fresh_agent.session("s1").observe(
-            Turn(sender="user", content=text, at=at, addressed_to="assistant")
-        )
-    await fresh_agent.flush()
-    await fresh_agent.consolidate()
+    await seed_a_move(fresh_agent)
     block = UnikoMemoryBlock(agent=fresh_agent, scope="agent", profile="user", profile_tokens=120)
     text = await block.aget([_user("what's new?")])
     assert "residence: The user moved to Lyon" in text and "lives in Paris" not in text

@@ -487,13 +487,11 @@ class SentenceRender:
 
     @staticmethod
     def _first_person_subject(tok: Token) -> bool:
-        """Whether "my"/"our" sits in the object part of a main clause whose subject is the
-        speaker ("I hurt my ankle"): the name once is enough."""
+        """Whether "my"/"our" sits after the verb of a clause whose own subject is the speaker
+        ("I hurt my ankle yesterday, so I am resting"): the name once is enough."""
         head = tok.head
         while head.pos_ not in ("VERB", "AUX") and head.head.i != head.i:
             head = head.head
-        if head.dep_ != "ROOT":
-            return False
         subject = next((c for c in head.children if c.dep_ in ("nsubj", "nsubjpass")), None)
         return subject is not None and subject.i < tok.i and subject.lower_ in ("i", "we")
 

@@ -128,7 +128,7 @@ CASES = [
     Case("thing_subject_attributed", "The lake was so calm this morning.",
          content="Caroline says the lake was so calm on 8 May 2023", subject="the lake"),
     Case("expletive_it_kept", "It's been a while since I saw my mom.",
-         content="Caroline says it has been a while since Caroline saw Caroline's mom"),
+         content="Caroline says it has been a while since Caroline saw their mom"),
     # --- rejects ------------------------------------------------------------------------------------
     Case("question_mark", "Did you go to the park?", none=True),
     Case("question_inverted_no_mark", "Have you ever been to Paris", none=True),

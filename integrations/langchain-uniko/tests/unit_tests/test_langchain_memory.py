@@ -99,20 +99,9 @@ async def test_wake_up_on_the_first_load_only(sample_agent: Agent) -> None:
 
 
 async def test_profile_leads_the_memory_with_what_is_true_now(fresh_agent: Agent) -> None:
-    from datetime import UTC, datetime
+    from _shared_fixtures import seed_a_move
 
-    from uniko_memory.ingest import Turn
-
-    said = [
-        ("I live in Paris.", datetime(2024, 5, 1, tzinfo=UTC)),
-        ("We moved to Lyon.", datetime(2024, 6, 1, tzinfo=UTC)),
-    ]
-    for text, at in said:
-        await fresh_agent.session("s1").observe(
-            Turn(sender="user", content=text, at=at, addressed_to="assistant")
-        )
-    await fresh_agent.flush()
-    await fresh_agent.consolidate()
+    await seed_a_move(fresh_agent)
     memory = UnikoMemory(agent=fresh_agent, profile="user", profile_tokens=120, token_budget=300)
     text = (await memory.aload_memory_variables({"input": "what's new?"}))["history"]
     assert "residence: The user moved to Lyon" in text and text.splitlines().count("<memory>") == 1
