@@ -425,6 +425,7 @@ async def _supersede(
     open_now = {fid: f for fid, f in known.items() if f.valid_to is None}
     found = merge([*slot_supersessions(entries), *cessation_supersessions(stops, open_now, effective)])
     marked: dict[str, tuple[datetime, str]] = {}
+    stored_old: dict[str, tuple[datetime, str]] = {}
     for old_id, sup in sorted(found.items()):
         old = known.get(old_id)
         if old is None or old.valid_to is not None or sup.at <= old.valid_from or sup.new not in known:
@@ -444,8 +445,10 @@ async def _supersede(
         for v in out.support.get(old_id, []):
             marked[v.obs.id] = (sup.at, sup.new)
         if old_id not in out.support:
-            for e in await store.neighbors(agent, [old_id], [EdgeType.SUPPORTED_BY], Direction.OUT):
-                marked[e.dst] = (sup.at, sup.new)
+            stored_old[old_id] = (sup.at, sup.new)
+    if stored_old:  # the Observations behind Facts of earlier cycles: one edge read for all
+        for e in await store.neighbors(agent, sorted(stored_old), [EdgeType.SUPPORTED_BY], Direction.OUT):
+            marked[e.dst] = stored_old[e.src]
     return marked
 
 
