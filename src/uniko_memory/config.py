@@ -528,6 +528,14 @@ class RecallFusion(_Group):
     #: recall's ``reference_ts``: the current value comes first, the old one still answers a
     #: question about the past and is the first to go when the budget is tight. 1 turns it off.
     superseded_weight: float = Field(0.5, ge=0.0, le=1.0)
+    #: A question about the present state (it names a slot, or says "now", "these days", "still",
+    #: and is not in the past tense: ``recall.present``) lifts the newer of its best candidates:
+    #: fused x (1 - now_recency * (1 - p)), p the candidate's place in time among the best
+    #: ``now_recency_top_n`` (newest 1, oldest 0). A changed value is said twice in words that fit
+    #: equally well; the dates tell which holds now. 0 turns it off.
+    now_recency: float = Field(0.0, ge=0.0, le=0.9)
+    #: How many of the best fused candidates ``now_recency`` reorders.
+    now_recency_top_n: int = Field(30, ge=2)
 
 
 class RecallPacking(_Group):

@@ -24,7 +24,7 @@ from .errors import ValidationError
 from .model import Direction, EdgeType, Entity, Fact, Participant, Tier, Viewer
 from .model.time import utcnow
 from .providers.token_counter import TokenCounter, as_token_counter
-from .recall.assemble import node_to_item
+from .recall.assemble import fact_validity, node_to_item
 from .recall.bundle import check_sources, fact_sources
 from .recall.config import RecallConfig
 from .recall.items import ContextBundle, RecallItem, render_text
@@ -127,8 +127,8 @@ async def build_profile(
         attr = _attribute(f)
         if attr == "date" and f.slot:
             attr = f"{f.slot.split('/', 1)[1]} date"  # "visit date: ..."
-        if attr:
-            item.rendered = f"{attr}: {item.rendered}"
+        # A profile is ordered by attribute, not by date: each line carries its own validity.
+        item.rendered = (f"{attr}: " if attr else "") + item.content + fact_validity(f, item.content, ref)
         items.append(item)
     await fact_sources(store, agent, items)
     refused = await check_sources(store, agent, viewer, items)

@@ -136,6 +136,50 @@ async def test_bad_input_is_a_clear_tool_error(
     assert (await uni.agent("alice").stats()) == {}  # nothing stored by a refused call
 
 
+@pytest.mark.parametrize(
+    ("name", "args", "unknown", "accepted"),
+    [
+        (
+            "observe",
+            {"session": "s1", "turns": TURNS[:1], "visibility": "private:zed"},
+            "'visibility'",
+            "session, turns",
+        ),
+        ("recall", {"question": "What is the cat called?", "viewer": "zed"}, "'viewer'", "question"),
+        ("forget", {"session": "s1", "everything": True}, "'everything'", "participant"),
+        ("list_sessions", {"agent": "bob"}, "'agent'", "limit"),
+    ],
+)
+async def test_an_unknown_argument_is_a_tool_error_naming_it(
+    uni: Uniko, name: str, args: dict[str, Any], unknown: str, accepted: str
+) -> None:
+    """Issue 40, item 10: an argument a tool does not declare was dropped, so ``visibility`` stored
+    a public turn and ``viewer`` read every memory; it is refused, and nothing runs."""
+    agent = uni.agent("alice")
+    await call(uni, "observe", {"session": "s0", "turns": TURNS[1:2]})
+    await agent.flush()
+    before = await agent.stats()
+    got = await call(uni, name, args)
+    assert got.is_error, got.content[0].text
+    text = got.content[0].text
+    assert f"unknown argument(s) {unknown}" in text and accepted in text
+    assert "private:zed" not in text  # the caller's values are not echoed
+    await agent.flush()
+    assert (await agent.stats()) == before  # nothing stored, nothing forgotten
+
+
+async def test_every_tool_schema_is_closed_and_refuses_an_unknown_argument(uni: Uniko) -> None:
+    async with mcp.Client(build_server(uni, agent="alice")) as client:
+        tools = (await client.list_tools()).tools
+        assert {t.name for t in tools} == {t.name for t in available_tools(Agent)}
+        for tool in tools:
+            assert tool.input_schema["additionalProperties"] is False, tool.name
+            got = await client.call_tool(tool.name, {"no_such_argument": 1})
+            assert got.is_error and "'no_such_argument'" in got.content[0].text, tool.name
+            accepted = ", ".join(sorted(tool.input_schema.get("properties", {}))) or "none"
+            assert f"accepts only: {accepted}" in got.content[0].text, tool.name
+
+
 async def test_a_refused_turn_is_reported_and_the_rest_stored(uni: Uniko) -> None:
     turns = [TURNS[0], {"sender": "bob", "content": "x" * 2_000_000, "id": "huge"}]
     got = await call(uni, "observe", {"session": "s1", "turns": turns})

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -165,6 +166,23 @@ async def test_http_loopback_without_tokens_serves_the_configured_agent(tmp_path
     finally:
         _stop(server)
     assert server.proc.returncode == 0  # SIGTERM: a clean shutdown, the store closed
+
+
+@pytest.mark.parametrize("host", ["127.0.0.2", "[::1]"])
+async def test_http_on_any_loopback_address_refuses_a_rebound_host(tmp_path: Path, host: str) -> None:
+    """Issue 40, item 8: bound to a loopback address spelt other than 127.0.0.1 / localhost / ::1,
+    the server answered ``Host: evil.example`` (a DNS-rebinding page) and served the memory."""
+    server = _start("--http", "--host", host, "--port", "0", "--path", str(tmp_path / "m.db"), "--agent", "a")
+    try:
+        await server.call(None, "observe", {"session": "s1", "turns": [TURN]})  # its own name: served
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+        accept = {"Accept": "application/json, text/event-stream"}
+        async with httpx2.AsyncClient(timeout=30) as http:
+            for evil in ("evil.example", f"evil.example:{urlsplit(server.url).port}"):
+                resp = await http.post(server.url, json=body, headers={**accept, "Host": evil})
+                assert resp.status_code == 421, (evil, resp.status_code, resp.text)
+    finally:
+        _stop(server)
 
 
 def _start_inspector(db: Path) -> tuple[subprocess.Popen[str], str | None, str]:

@@ -22,15 +22,30 @@ Mapping:
   older ones (``Agent.forget_turn``: the turn and what was derived only from it), so neither
   ``get`` nor ``search`` can return an overwritten value; ``created_at`` is kept from the key's
   first put. The same value again is a no-op. ``delete`` forgets every version.
-* **search with ``query`` → recall** over the sessions under the prefix (all of the agent's
-  memory, also conversations written by ``UnikoMiddleware`` or the facade, for the prefix
-  ``()``): a stored value comes back as its current ``Item``; derived memories (observations,
-  facts, chunks, ...) come back keyed by node id with
+* **search → the stored values under the prefix that match ``filter``**, as LangGraph's
+  ``InMemoryStore`` filters them (equality, nested dicts, lists element by element, the operators
+  ``$eq``, ``$ne``, ``$gt``, ``$gte``, ``$lt``, ``$lte``), ``offset`` and ``limit`` applied after
+  the filter. Without ``query`` they are listed namespace by namespace in the order they were
+  first written, each in the order its keys were first put (as ``InMemoryStore`` does). With
+  ``query``, uniko's recall (over the sessions that hold a match) ranks them: the values it
+  recalls come first, best ``score`` first (recall's relevance: the query's cosine with the
+  value's vector, in [0, 1]), then the other matches in listing order with ``score=None`` (as
+  ``InMemoryStore`` fills with items it has no vector for). So a search returns
+  ``min(limit, matches - offset)`` items, with or without a query. Recall is paged (a larger
+  ``limit`` while too few of its items match, at most ``RecallPacking.max_candidates``, a few
+  recalls), so a narrow filter costs a bounded number of recalls.
+* **read after write.** A search with ``query`` first waits, at most ``search_wait`` seconds, for
+  the background work of the store's earlier puts (their Observations and vectors: what
+  ``Agent.flush`` waits for), so a value just put is ranked and scored as after a flush; past the
+  wait the search goes on with what is stored (a value without its vector yet is found by its
+  words, with ``score`` 0.0). ``get`` and a search without ``query`` see a put at once.
+* **derived memory, opt-in** (``include_derived=True``): a search with ``query`` also returns
+  what recall derived (Observations, Facts, chunks drawn from several values or from
+  conversations the middleware wrote): keyed by node id (a key never ``put``), with
   ``{"content", "rendered", "kind", "sources", "timestamp"}`` under the namespace of their
-  session (``()`` for agent-wide memories such as Facts, which only the prefix ``()`` reaches).
-  ``score`` is recall's fused score (higher is better, not normalised). Without ``query``,
-  search lists the stored values: namespace by namespace in the order they were first written,
-  each in the order its keys were first put (as ``InMemoryStore`` does).
+  session (``()`` for agent-wide memories such as Facts, which only the prefix ``()`` reaches),
+  when they match the filter. Off by default: LangGraph code reads ``item.value`` in the schema
+  it stored.
 * ``list_namespaces`` lists the namespaces that hold stored values. TTLs are not supported.
 * **limits.** A batch puts at most ``IngestConfig.max_unit_turns`` values, and each must pass
   the engine's turn limits (``max_turn_chars``, ``max_metadata_bytes``): a batch over a limit
@@ -43,7 +58,7 @@ Mapping:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -108,32 +123,51 @@ def _created(versions: list[Message]) -> datetime:
 
 
 def _matches(value: Mapping[str, Any], flt: Mapping[str, Any] | None) -> bool:
-    """LangGraph filter semantics: equality, or ``{"$eq"|"$ne"|"$gt"|"$gte"|"$lt"|"$lte": x}``."""
-    for field, cond in (flt or {}).items():
-        actual = value.get(field)
-        if isinstance(cond, Mapping) and cond and all(str(k).startswith("$") for k in cond):
-            for op, expected in cond.items():
-                try:
-                    ok = {
-                        "$eq": lambda a, b: a == b,
-                        "$ne": lambda a, b: a != b,
-                        "$gt": lambda a, b: a is not None and a > b,
-                        "$gte": lambda a, b: a is not None and a >= b,
-                        "$lt": lambda a, b: a is not None and a < b,
-                        "$lte": lambda a, b: a is not None and a <= b,
-                    }[op](actual, expected)
-                except KeyError:
-                    raise ValueError(f"unsupported filter operator {op!r}") from None
-                except TypeError:
-                    ok = False
-                if not ok:
-                    return False
-        elif isinstance(cond, Mapping):
-            if not isinstance(actual, Mapping) or not _matches(actual, cond):
-                return False
-        elif actual != cond:
-            return False
-    return True
+    """Whether a stored value passes a search ``filter``, as LangGraph's ``InMemoryStore`` decides
+    (``langgraph.store.memory``'s ``_compare_values``, private there, so matched here)."""
+    return all(_compare(value.get(field), cond) for field, cond in (flt or {}).items())
+
+
+def _compare(actual: Any, cond: Any) -> bool:
+    """A dict with a ``$`` key: operators, all of which must hold; another dict: a nested match;
+    a list or tuple: the same length, element by element; anything else: equality."""
+    if isinstance(cond, Mapping):
+        if any(str(k).startswith("$") for k in cond):
+            return all(_operator(actual, op, expected) for op, expected in cond.items())
+        return isinstance(actual, Mapping) and all(_compare(actual.get(k), v) for k, v in cond.items())
+    if isinstance(cond, list | tuple):
+        return (
+            isinstance(actual, list | tuple)
+            and len(actual) == len(cond)
+            and all(_compare(a, c) for a, c in zip(actual, cond, strict=True))
+        )
+    return bool(actual == cond)
+
+
+def _operator(actual: Any, op: str, expected: Any) -> bool:
+    """``$eq`` / ``$ne``: equality; ``$gt`` / ``$gte`` / ``$lt`` / ``$lte``: as numbers
+    (``float()`` of both, as ``InMemoryStore``). Where ``InMemoryStore`` raises instead, two
+    strings compare as strings (ISO dates: as LangGraph's Postgres store orders them) and anything
+    else (a missing field, a string against a number) does not match."""
+    if op == "$eq":
+        return bool(actual == expected)
+    if op == "$ne":
+        return bool(actual != expected)
+    compare = _ORDER.get(op)
+    if compare is None:
+        raise ValueError(f"Unsupported operator: {op}")
+    try:
+        return compare(float(actual), float(expected))
+    except (TypeError, ValueError, OverflowError):
+        return isinstance(actual, str) and isinstance(expected, str) and compare(actual, expected)
+
+
+_ORDER: dict[str, Callable[[Any, Any], bool]] = {
+    "$gt": lambda a, b: a > b,
+    "$gte": lambda a, b: a >= b,
+    "$lt": lambda a, b: a < b,
+    "$lte": lambda a, b: a <= b,
+}
 
 
 class UnikoStore(BaseStore):
@@ -147,6 +181,13 @@ class UnikoStore(BaseStore):
         text_fields: value fields holding the text to remember, in order of preference.
         viewer: a participant id or ``Viewer`` applied to every search.
         recall_options: extra ``RecallConfig`` overrides for searches (e.g. ``token_budget``).
+        include_derived: a search with ``query`` also returns derived memories (Observations,
+            Facts, chunks: keyed by node id, with the value ``{"content", "rendered", "kind",
+            "sources", "timestamp"}``), besides the stored values. Off by default: LangGraph code
+            reads ``item.value`` in the schema it ``put``.
+        search_wait: at most this many seconds a search with ``query`` waits for the background
+            work of the store's earlier puts (their Observations and vectors), so a value just
+            put ranks and scores as after ``Agent.flush``; 0 searches at once.
     """
 
     def __init__(
@@ -158,6 +199,8 @@ class UnikoStore(BaseStore):
         text_fields: Sequence[str] = ("content", "text", "memory", "data"),
         viewer: Viewer | str | None = None,
         recall_options: Mapping[str, Any] | None = None,
+        include_derived: bool = False,
+        search_wait: float = 5.0,
     ) -> None:
         if not isinstance(agent_id, str) or not agent_id.strip():
             raise ValidationError(
@@ -169,8 +212,13 @@ class UnikoStore(BaseStore):
         self.sender = sender
         self.text_fields = tuple(text_fields)
         self.viewer = as_viewer(viewer)
+        if isinstance(search_wait, bool) or not isinstance(search_wait, int | float) or not search_wait >= 0:
+            raise ValidationError(f"search_wait must be a number of seconds >= 0 (got {search_wait!r})")
         self.recall_options = dict(recall_options or {})
+        self.include_derived = bool(include_derived)
+        self.search_wait = float(search_wait)
         self._agent = uni.agent(agent_id)
+        self._unsettled = False  # a put since the last search waited for its background work
 
     @staticmethod
     def session_of(namespace: Sequence[str]) -> str:
@@ -289,6 +337,7 @@ class UnikoStore(BaseStore):
             version = 1 + sum(1 for m in every if is_version(m.external_id, base))
             created = _created(live) if live else datetime.now(UTC)
             result = await self._agent.session(session).observe(self._turn(op, version, created))
+            self._unsettled = True
             if result.was_replay:
                 raise IdConflict(
                     f"the turn id for key {op.key!r} in namespace {namespace} is already taken by "
@@ -348,70 +397,128 @@ class UnikoStore(BaseStore):
         prefix = tuple(op.namespace_prefix)
         every = await self._namespaces()
         chosen = [entry for entry in every if entry[0][: len(prefix)] == prefix]
-        out: list[SearchItem] = []
-        if op.query:
-            if chosen or not prefix:
-                out = await self._recall(op.query, prefix, chosen, every, want=op.offset + op.limit)
-        else:
-            for namespace, _, _ in chosen:
-                for versions in (await self._records(namespace)).values():
-                    item = self._item(namespace, versions, SearchItem)
-                    assert isinstance(item, SearchItem)
-                    out.append(item)
-        if op.filter:
-            out = [item for item in out if _matches(item.value, op.filter)]
-        if op.query:
-            out.sort(key=lambda item: item.score or 0.0, reverse=True)
-        return out[op.offset : op.offset + op.limit]
+        values, total = await self._values(chosen, op.filter)
+        if not op.query:
+            listed = [self._search_item(ident, versions) for ident, versions in values.items()]
+            return listed[op.offset : op.offset + op.limit]
+        if not values and not (self.include_derived and (chosen or not prefix)):
+            return []
+        await self._settle()
+        need = max(1, op.offset + op.limit)
+        ranked = await self._ranked(op.query, prefix, chosen, every, values, op.filter, need, total)
+        returned = {(tuple(item.namespace), item.key) for item in ranked}
+        rest = [self._search_item(i, v, score=None) for i, v in values.items() if i not in returned]
+        return [*ranked, *rest][op.offset : op.offset + op.limit]
 
-    async def _recall(
+    async def _values(
+        self, chosen: list[tuple[Namespace, str, str]], flt: Mapping[str, Any] | None
+    ) -> tuple[dict[tuple[Namespace, str], list[Message]], int]:
+        """The current values under the prefix that match ``flt`` (and the viewer), in listing
+        order, as (namespace, key) → live versions; and how many values lie under the prefix."""
+        values: dict[tuple[Namespace, str], list[Message]] = {}
+        total = 0
+        for namespace, _, _ in chosen:
+            for key, versions in (await self._records(namespace)).items():
+                total += 1
+                last = versions[-1]
+                if self.viewer is not None and not self.viewer.admits(last.visibility):
+                    continue
+                if _matches(last.metadata[_META]["value"], flt):
+                    values[(namespace, key)] = versions
+        return values, total
+
+    def _search_item(
+        self, ident: tuple[Namespace, str], versions: list[Message], score: float | None = None
+    ) -> SearchItem:
+        item = self._item(ident[0], versions, SearchItem, score=score)
+        assert isinstance(item, SearchItem)
+        return item
+
+    async def _settle(self) -> None:
+        """Wait, at most ``search_wait`` seconds, for the background work of earlier puts."""
+        if not self._unsettled or self.search_wait <= 0:
+            return
+        self._unsettled = False
+        try:
+            await self._agent.flush(timeout=self.search_wait)
+        except TimeoutError:
+            self._unsettled = True  # still pending: the next search waits again
+
+    async def _ranked(
         self,
         query: str,
         prefix: Namespace,
         chosen: list[tuple[Namespace, str, str]],
         every: list[tuple[Namespace, str, str]],
-        *,
-        want: int,
+        values: dict[tuple[Namespace, str], list[Message]],
+        flt: Mapping[str, Any] | None,
+        need: int,
+        total: int,
     ) -> list[SearchItem]:
-        options: dict[str, Any] = {"limit": max(1, want), **self.recall_options}
-        if prefix:
-            options["sessions"] = [session for _, session, _ in chosen]
-        if self.viewer is not None:
-            options["viewer"] = self.viewer
-        bundle = await self._agent.recall(query, **options)
-        # A stored value comes back as itself, whether recall carried its Message or a statement
-        # drawn from that Message alone (which the bundle keeps instead of the Message).
-        origin = {i.node_id: i.node_id if i.kind == "message" else i.statement_source() for i in bundle.items}
+        """What recall ranks among ``values`` (and derived memories, when included), best first.
+
+        Recall is asked for ``need`` items, more when the filter passes few of the values (the
+        share it passes), and four times as many while too few of its items match, until
+        ``RecallPacking.max_candidates``: a bounded number of recalls, each bounded by its budget.
+        """
+        if self.include_derived:
+            sessions = [session for _, session, _ in chosen] if prefix else None
+        else:
+            held = {namespace for namespace, _ in values}
+            sessions = [session for namespace, session, _ in chosen if namespace in held]
+        cap = max(need, self._agent.config.recall.packing.max_candidates)
+        limit = min(cap, -(-need * total // len(values)) if values else need)  # need / the share matching
+        while True:
+            options: dict[str, Any] = {**self.recall_options, "limit": limit}
+            if sessions is not None:
+                options["sessions"] = sessions
+            if self.viewer is not None:
+                options["viewer"] = self.viewer
+            bundle = await self._agent.recall(query, **options)
+            hits = await self._hits(bundle.items, prefix, every, values, flt)
+            exhausted = len(bundle.items) < limit or limit >= cap
+            if len(hits) >= need or exhausted or (not self.include_derived and len(hits) == len(values)):
+                hits.sort(key=lambda item: item.score or 0.0, reverse=True)
+                return hits
+            limit = min(cap, limit * 4)
+
+    async def _hits(
+        self,
+        items: list[RecallItem],
+        prefix: Namespace,
+        every: list[tuple[Namespace, str, str]],
+        values: dict[tuple[Namespace, str], list[Message]],
+        flt: Mapping[str, Any] | None,
+    ) -> list[SearchItem]:
+        """A recall's items as store items: a stored value that is one of ``values`` as itself
+        (whether recall carried its Message or a statement drawn from that Message alone, which
+        the bundle keeps instead), a derived memory under the prefix that matches ``flt`` when
+        derived memories are included; anything else is left out."""
+        origin = {i.node_id: i.node_id if i.kind == "message" else i.statement_source() for i in items}
         messages = await self._agent.get_nodes([m for m in origin.values() if m])
         by_node = {node_id: ns for ns, _, node_id in every}
-        records: dict[Namespace, dict[str, list[Message]]] = {}
         out: list[SearchItem] = []
         seen: set[tuple[Namespace, str]] = set()
-        for item in bundle.items:
+        for item in items:
             message = messages.get(origin[item.node_id] or "")
             ident = _ident(message) if isinstance(message, Message) else None
             if isinstance(message, Message) and ident is not None:
-                namespace, key = ident
-                if namespace[: len(prefix)] != prefix or by_node.get(message.session_id) != namespace:
-                    continue  # a value recorded in a session its namespace does not name (old flat keys)
-                if namespace not in records:
-                    records[namespace] = await self._records(namespace)
-                current = records[namespace].get(key)
-                if not current or current[-1].id != message.id or ident in seen:
-                    continue  # an overwritten version, a deleted key, or the key already returned
+                versions = values.get(ident)
+                if not versions or versions[-1].id != message.id or ident in seen:
+                    continue  # outside the prefix or the filter, an overwritten version, a deleted key, a repeat
                 seen.add(ident)
-                found = self._item(namespace, current, SearchItem, score=item.score)
-                assert isinstance(found, SearchItem)
-                out.append(found)
-            elif isinstance(message, Message) and _META in message.metadata:
-                continue  # a forgotten stored value
+                out.append(self._search_item(ident, versions, score=item.score))
+            elif (isinstance(message, Message) and _META in message.metadata) or not self.include_derived:
+                continue  # a forgotten stored value, or a derived memory (not asked for)
             else:
                 namespace_or_none = by_node.get(item.session_id or "")
                 if namespace_or_none is None and prefix:
                     continue
                 namespace = namespace_or_none or ()
                 if namespace[: len(prefix)] == prefix:
-                    out.append(self._derived(namespace, item))
+                    derived = self._derived(namespace, item)
+                    if _matches(derived.value, flt):
+                        out.append(derived)
         return out
 
     def _derived(self, namespace: Namespace, item: RecallItem) -> SearchItem:

@@ -30,9 +30,9 @@ Looking inside a store (each with ``--path``, ``--agent`` (optional when the sto
 ``--json``; bad input exits 2 and writes nothing): ``recall "question"`` (the rendered bundle;
 ``--budget``, ``--explain``, ``--session``, ``--participant``, ``--viewer``), ``list`` (one tier,
 ``--session`` / ``--participant`` filters, ``--limit`` / ``--offset`` paging), ``show ID`` (a node
-and its provenance chain down to the Messages), ``sessions``, ``export -o FILE`` / ``import FILE``
-(one agent as JSONL, ``uniko_memory.transfer``), ``forget`` (a turn, a session or a participant;
-``--hard``; nothing happens without ``--yes``).
+and its provenance chain down to the Messages), ``sessions``, ``export [-o FILE]`` / ``import FILE``
+(one agent as JSONL, ``uniko_memory.transfer``; standard output without ``-o``), ``forget`` (a
+turn, a session or a participant; ``--hard``; nothing happens without ``--yes``).
 
 The command's modules: ``formats`` (the input files), ``output`` (printing, progress),
 ``store_access`` and ``nodes_view`` (what the look-inside commands share), one ``cmd_*`` module per

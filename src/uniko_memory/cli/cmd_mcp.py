@@ -3,7 +3,9 @@
 Over stdio (how desktop hosts start a server) every call works on ``--agent``. Over HTTP the
 server listens on 127.0.0.1 unless told otherwise; a bearer token (``--token`` or
 ``UNIKO_MCP_TOKEN``, for ``--agent``) or a tokens file (``{"token": "agent"}``, one agent per
-token) is required to bind any other address, and is enforced whenever given. See docs/mcp.md.
+token) is required to bind any other address, and is enforced whenever given. On any loopback
+address the server answers only requests whose ``Host`` names that address or localhost (no DNS
+rebinding). See docs/mcp.md.
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ async def _serve(args: argparse.Namespace) -> int:
     from ..errors import ConfigError
     from ..service.auth import TokenMap
     from ..service.http import bind_socket, check_exposure, serve, url_of
-    from ..service.mcp_server import build_server, require_mcp
+    from ..service.mcp_server import build_server, http_app, require_mcp
 
     require_mcp()
     token = args.token or os.environ.get(TOKEN_ENV) or None
@@ -97,7 +99,8 @@ async def _serve(args: argparse.Namespace) -> int:
         if sock is None:
             await server.run_stdio_async()
             return 0
-        app = server.streamable_http_app(host=args.host)
+        host, port = sock.getsockname()[:2]
+        app = http_app(server, host, port, has_tokens=tokens is not None)
         url = url_of(sock, "/mcp")
         auth = "bearer token required" if tokens else "no authentication (loopback)"
         await serve(app, sock, on_ready=lambda: _err(f"uniko mcp: serving {args.path} at {url} ({auth})"))

@@ -6,7 +6,7 @@ Every verb is a thin call into the engine (``recall``, ``query``, ``pipeline.Cyc
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +34,7 @@ from ..query import (
 from ..recall import ContextBundle, RecallConfig, recall
 from ..recall.feedback import record_feedback
 from ..recall.items import Layout, RecallItem
+from ..security import scanner_for
 from ..wakeup import wake_up
 from .loop import engine_verb
 from .session import Session
@@ -45,12 +46,36 @@ if TYPE_CHECKING:
 SESSIONS_SCAN = 100_000
 
 
+def _refuse_secret_id(config: UnikoConfig, agent_id: str) -> None:
+    """An agent id holding a secret (``sk-live-…``, an AWS key id) is refused, as a turn or session
+    id is at ingest: every node, log line and export names its agent, so the secret would be
+    everywhere, and masking it would make it another agent. Only when masking is on."""
+    if config.ingest.redact_secrets:
+        scanner_for(tuple(config.ingest.secret_patterns_extra)).check_ids({"id": agent_id}, "the agent")
+
+
+def _name_arg(value: object, verb: str, what: str) -> str:
+    """A name or id argument of ``verb``: a non-empty string. Anything else (a ``None`` from a
+    lookup that found nothing, a number) is refused here, saying what was expected and what came,
+    instead of failing as a raw ``TypeError`` deep in the engine."""
+    if isinstance(value, str) and value.strip():
+        return value
+    if value is None:
+        got = "None"
+    elif isinstance(value, str):
+        got = "an empty string"
+    else:
+        got = f"{type(value).__name__} {value!r:.40}"
+    raise ValidationError(f"{verb}: {what} must be a non-empty string, got {got}")
+
+
 class Agent:
     """One tenant's memory: sessions, recall, consolidation, forgetting."""
 
     def __init__(self, uni: Uniko, agent_id: str) -> None:
         if not isinstance(agent_id, str) or not agent_id.strip():
             raise ValidationError("agent id must be a non-empty string")
+        _refuse_secret_id(uni.config, agent_id)
         self._uni = uni
         self.agent_id = agent_id
 
@@ -164,6 +189,11 @@ class Agent:
         nodes this agent does not have are ignored)."""
         if not isinstance(useful, bool):
             raise ValidationError("feedback: useful must be True or False")
+        if not isinstance(bundle_or_item_ids, ContextBundle | Iterable):
+            raise ValidationError(
+                "feedback takes a ContextBundle, a list of its items or a list of node ids, "
+                f"got {type(bundle_or_item_ids).__name__}"
+            )
         uni = self._uni
         return await record_feedback(
             uni.kb.store, self.agent_id, bundle_or_item_ids, useful, weight, uni.recall_config.feedback
@@ -272,11 +302,13 @@ class Agent:
     @engine_verb
     async def forget_turn(self, session_id: str, turn_id: str) -> ForgetReport:
         """Redact one turn, its Observations and what was derived only from it; rebuild its session."""
+        self._turn_args("forget_turn", session_id, turn_id)
         return await self._uni._forgetting.forget_turn(self.agent_id, session_id, turn_id, hard=False)
 
     @engine_verb
     async def delete_turn(self, session_id: str, turn_id: str) -> ForgetReport:
         """Hard-delete one turn and its Observations; Facts left without support are closed."""
+        self._turn_args("delete_turn", session_id, turn_id)
         return await self._uni._forgetting.forget_turn(self.agent_id, session_id, turn_id, hard=True)
 
     @engine_verb
@@ -300,9 +332,15 @@ class Agent:
         participant whose hard forget already completed reports ``nothing_to_do``; a participant
         never stored raises ``NotFound``.
         """
+        _name_arg(participant, "forget_participant", "participant (the sender id they spoke as)")
         return await self._uni._forgetting.forget_participant(
             self.agent_id, participant, hard=hard, about=about
         )
+
+    @staticmethod
+    def _turn_args(verb: str, session_id: object, turn_id: object) -> None:
+        _name_arg(session_id, verb, "session_id")
+        _name_arg(turn_id, verb, "turn_id (the id the turn was observed with)")
 
     @engine_verb
     async def stats(self) -> dict[str, int]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ValidationError
@@ -21,6 +21,16 @@ if TYPE_CHECKING:
 
 #: Turns ``Session.messages`` lists at most (every turn of a session, in practice).
 SESSION_SCAN = 100_000
+
+
+def _check_turns(turns: object, verb: str) -> None:
+    """``turns`` must be an iterable of ``Turn``s. ``None`` or a number would fail as a raw
+    ``TypeError``, and a string, a mapping or a single ``Turn`` (each iterable too) would be taken
+    apart into one refused "turn" per character, key or field: all are refused here, by name."""
+    if isinstance(turns, Turn):
+        raise ValidationError(f"{verb} takes an iterable of Turns, got one Turn: pass [turn], or use observe")
+    if isinstance(turns, str | bytes | Mapping) or not isinstance(turns, Iterable):
+        raise ValidationError(f"{verb} takes an iterable of Turns (a list, say), got {type(turns).__name__}")
 
 
 class UnitBuilder:
@@ -78,6 +88,7 @@ class Session:
         that is not about one turn (the store failing) stops the run and is raised, and the turns
         of the window it hit are not stored (a rerun replays the stored ones and goes on).
         """
+        _check_turns(turns, "observe_each")
         window = self._uni.config.ingest.import_window_turns
         out = BulkObserveResult()
         source = iter(turns)
@@ -94,6 +105,7 @@ class Session:
 
     @engine_verb
     async def commit_unit(self, turns: Sequence[Turn]) -> UnitResult:
+        _check_turns(turns, "commit_unit")
         result, items = await self._uni._atomic.ingest(self.agent_id, self.session_id, list(turns))
         if items:
             await self._uni._pipeline.enqueue_post(items)

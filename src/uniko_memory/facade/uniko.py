@@ -276,14 +276,27 @@ class Uniko:
         if self._closed:
             raise ClosedError("this Uniko handle is closed")
 
+    def _refuse_if_closed(self, coro: Coroutine[Any, Any, Any]) -> None:
+        """Raise ``ClosedError`` for a closed handle before ``coro`` is handed to its loop: that
+        loop may have stopped, and a coroutine sent there would never run, so its caller would
+        wait forever. ``coro`` is closed, so no "never awaited" warning follows."""
+        if self._closed:
+            coro.close()
+            raise ClosedError("this Uniko handle is closed")
+
     async def run_async(self, coro: Coroutine[Any, Any, T]) -> T:
         """Await a coroutine of this engine on its loop, from whichever loop the caller runs
-        (forwarded to the engine loop when that is another one; integrations use it)."""
+        (forwarded to the engine loop when that is another one; integrations use it); a closed
+        handle raises ``ClosedError`` at once."""
+        self._refuse_if_closed(coro)
         return await on_loop(self._loop, coro)
 
     def run_sync(self, coro: Coroutine[Any, Any, T]) -> T:
-        """Run a coroutine of this engine to completion from synchronous code (integrations use
-        it); refused with ``UnikoError`` on the engine's own loop, where it would deadlock."""
+        """Run a coroutine of this engine to completion from synchronous code: every ``*_sync``
+        method (Uniko, Agent, Session, UnitBuilder) and the integrations come through here.
+        A closed handle raises ``ClosedError`` at once (never a wait on a stopped loop); the
+        engine's own loop gets ``UnikoError``, where it would deadlock."""
+        self._refuse_if_closed(coro)
         try:
             running = asyncio.get_running_loop()
         except RuntimeError:
@@ -293,7 +306,9 @@ class Uniko:
             raise UnikoError(
                 "a *_sync method was called on the engine's own event loop; await the async method"
             )
-        if self._engine_thread is None and running is None and not self._loop.is_running():
+        if self._engine_thread is not None:
+            return self._engine_thread.run(coro)
+        if running is None and not self._loop.is_running():
             return self._loop.run_until_complete(coro)
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
 

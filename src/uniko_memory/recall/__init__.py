@@ -22,6 +22,7 @@ from .config import RecallConfig
 from .feedback import learned_config
 from .intent import IntentProfile, begin_intent, build_intent_at, predict_answer_type, validate_query
 from .items import (
+    HEADER_START,
     MEMORY_CLOSE,
     MEMORY_HEADER,
     MEMORY_OPEN,
@@ -38,6 +39,7 @@ from .scope import note_unrestricted
 log = logging.getLogger(__name__)
 
 __all__ = [
+    "HEADER_START",
     "MEMORY_CLOSE",
     "MEMORY_HEADER",
     "MEMORY_OPEN",

@@ -29,12 +29,12 @@ from ..providers.token_counter import (
 )
 from .items import (
     MEMORY_CLOSE,
-    MEMORY_HEADER,
     MEMORY_OPEN,
     Layout,
     RecallItem,
     RecallSource,
     date_label,
+    header_for,
     item_label,
     message_source,
     render_item,
@@ -69,18 +69,25 @@ def superseded_note(at: datetime) -> str:
 def fact_validity(fact: Fact, statement: str, as_of: datetime | None = None) -> str:
     """When a Fact holds, in words that claim no more than was said: "(as of 8 May 2023)" for a
     statement dated only by when it was said, the event's day for one the turn dated ("yesterday"),
-    unless the sentence already names it; ", until ..." once it was contradicted or forgotten, and
-    "no longer true from ..." once a newer value replaced it (as of ``as_of``, default now)."""
+    unless the sentence already names it; then ``fact_end`` (the profile's form: its lines stand
+    without a date heading)."""
     start = _day(fact.valid_from)
+    end = fact_end(fact, as_of)
+    if fact.time_basis == "event":
+        parts = [p for p in (start if start not in statement else "", end) if p]
+    else:
+        parts = [f"as of {start}", *([end] if end else [])]
+    return f" ({', '.join(parts)})" if parts else ""
+
+
+def fact_end(fact: Fact, as_of: datetime | None = None) -> str:
+    """How a Fact stopped holding: "until ..." once it was contradicted or forgotten, "no longer
+    true from ..." once a newer value replaced it (as of ``as_of``, default now); "" while open."""
     until = f"until {_day(fact.valid_to)}" if fact.valid_to else ""
     replaced = superseded_at(fact)
     if replaced is not None:
         until = "" if as_of is not None and replaced > as_of else f"no longer true from {_day(replaced)}"
-    if fact.time_basis == "event":
-        parts = [p for p in (start if start not in statement else "", until) if p]
-    else:
-        parts = [f"as of {start}", *([until] if until else [])]
-    return f" ({', '.join(parts)})" if parts else ""
+    return until
 
 
 @lru_cache(maxsize=8192)
@@ -176,12 +183,15 @@ def node_to_item(
         )
     if isinstance(node, Fact):
         statement = node.statement()
+        end = fact_end(node, as_of)
         return RecallItem(
             node_id=node.id,
             kind="fact",
             score=score,
             content=statement,
-            rendered=statement + fact_validity(node, statement, as_of),
+            # Dated like every other entry, by the day it holds from, so the newest-first bundle
+            # puts an older value below the turns that changed it even when no rule replaced it.
+            rendered=date_label(node.valid_from) + statement + (f" ({end})" if end else ""),
             timestamp=node.valid_from,
             channels=channels,
             category=node.category,
@@ -276,7 +286,7 @@ class Charges:
     @classmethod
     def of(cls, counter: TokenCounter, layout: Layout) -> Charges:
         newline = counter.count("\n")
-        frame = sum(counter.count(t) for t in (MEMORY_HEADER, MEMORY_OPEN, MEMORY_CLOSE)) + 2 * newline
+        frame = sum(counter.count(t) for t in (header_for(layout), MEMORY_OPEN, MEMORY_CLOSE)) + 2 * newline
         return cls(counter, layout, frame, newline)
 
     def shares(self, items: Sequence[RecallItem]) -> list[int]:

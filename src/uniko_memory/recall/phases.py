@@ -32,6 +32,7 @@ from .coverage import compute_coverage
 from .fusion import Candidate, Pool, by_fused
 from .intent import IntentDraft, IntentProfile
 from .items import ContextBundle
+from .present import asks_about_now, favour_newer
 from .scope import Scope
 
 #: How many tiers each phase can return (the diversity denominator of its coverage).
@@ -308,6 +309,9 @@ async def answer_typed(cas: Cascade, ranked: list[Candidate]) -> list[Candidate]
     fused score (``RecallFusion.answer_type_boost``) of the best ``answer_type_top_n``."""
     f = cas.cfg.fusion
     ranked = demote_superseded(cas, ranked)
+    intent = cas.intent
+    if f.now_recency > 0 and asks_about_now(intent.query, intent.temporal_window is not None):
+        ranked = favour_newer(ranked, f.now_recency, f.now_recency_top_n)
     wanted = cas.intent.expected_answer_type
     head = ranked[: f.answer_type_top_n]
     if not wanted or f.answer_type_boost <= 0 or not head:

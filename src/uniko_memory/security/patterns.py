@@ -7,7 +7,8 @@ same span, the earlier one names it.
 
 Deliberately *not* secrets: UUIDs, commit hashes and other bare hex or digit strings, phone
 numbers, dates, ISBNs and order numbers. A bare hash is masked only as the value of a secret-named
-key (``token=…``), and a 13–19 digit number only when it is Luhn-valid *and* starts like a card.
+key (``token=…``), a short number only as the value of a PIN key (``PIN: 4471``), and a 13–19 digit
+number only when it is Luhn-valid *and* starts like a card.
 """
 
 from __future__ import annotations
@@ -20,7 +21,15 @@ from dataclasses import dataclass
 
 from ..errors import ConfigError
 
-__all__ = ["RULES", "Rule", "card_spans", "check_extra_patterns", "is_placeholder", "looks_random"]
+__all__ = [
+    "RULES",
+    "Rule",
+    "card_spans",
+    "check_extra_patterns",
+    "is_placeholder",
+    "looks_random",
+    "secret_key_name",
+]
 
 #: The shortest value a generic ``token=`` / ``api_key:`` assignment must have to be masked.
 GENERIC_MIN_CHARS = 16
@@ -31,10 +40,29 @@ GENERIC_MIN_ENTROPY = 3.0
 _ASSIGN = r"""["']?[ \t]*(?:=>|:=|[:=])[ \t]*"""
 # A key that *ends* with a keyword: ``DB_PASSWORD``, ``x-auth-token``, ``client.secret``.
 _KEY_PREFIX = r"(?<![\w.\-])[\w.\-]{0,40}?"
-_PASSWORD_WORDS = r"(?:password|passwd|passphrase|pwd)"
-_SECRET_WORDS = (
-    r"(?:(?:api|secret|access|auth|private|signing|encryption|master)[_\-]?key|apikey|secret|token)"
+#: Password keys: the English words, ``pw`` on its own or after a separator (``db_pw``; not the end of
+#: a longer word), and the word in the languages users most often write it in (German ``Passwort`` /
+#: ``Kennwort``, Spanish ``contraseña``, Portuguese ``senha``, Dutch ``wachtwoord``, Russian ``пароль``).
+_PASSWORD_WORDS = (
+    r"(?:password|passwd|passphrase|passcode|pwd|(?<![^\W\d_])pw"
+    r"|passwort|kennwort|contrase(?:ñ|n)a|senha|wachtwoord|пароль)"
 )
+#: Secret-named keys. Besides the named ones, any ``…_key`` / ``…-key`` / ``….key`` (``SERVICE_KEY``,
+#: ``license_key``, ``APP_KEY``) and any camelCase ``…Key`` (``clientKey``, ``AccountKey``): the
+#: value must still look random (``looks_random``), so ``sort_key=created_at`` stays.
+_SECRET_WORDS = (
+    r"(?:(?:api|secret|access|auth|private|signing|encryption|master)[_\-]?key|apikey|secret|token"
+    r"|[a-z0-9][_.\-]key|(?-i:[a-z0-9]Key))"
+)
+#: ``…_key`` names that say what the key *indexes*, not what it unlocks: their values are ids, hashes
+#: and paths (``sort_key=createdAt2023Desc``, ``cache_key=v2/users/1``, ``public_key=AAAA…``).
+_NOT_SECRET_KEY = re.compile(
+    r"(?i)(?:sort|partition|primary|foreign|cache|public|idempotency|dedupe?|hot|row|range|hash|routing"
+    r"|shard|cluster|lookup|unique|index|composite|natural|surrogate|object|translation|i18n|locale"
+    r"|group|message|event)[_.\-]?key$"
+)
+#: PIN keys: ``PIN``, ``pin_code``, ``PIN number``, ``sim-pin`` (not the end of a word: ``spin``).
+_PIN_WORDS = r"(?<![^\W\d_])pin(?:[ _\-]?(?:code|number|no))?"
 _VALUE = r"""(?:"(?P<q1>[^"\n]{1,256})"|'(?P<q2>[^'\n]{1,256})'|(?P<bare>[^\s"'`,;]{1,256}))"""
 
 #: Values that say "no secret here": a template (``${DB_PASSWORD}``, ``<password>``, ``{{ pw }}``),
@@ -44,7 +72,10 @@ _PLACEHOLDER = re.compile(r"\[REDACTED:|[<{]|%\(|(?:\$\{[^}]*\}|\$[A-Z_][A-Z0-9_
 _PROSE_WORD = re.compile(
     r"(?i)(?:is|was|are|be|must|should|will|can|cannot|could|the|an?|and|or|to|for|of|not|none|null|nil"
     r"|n/?a|required|optional|reset|changed|expired|hidden|empty|same|unknown|policy|field|see|below"
-    r"|above|here|there|yes|no|true|false|on|off)[.,:!?]?"
+    r"|above|here|there|yes|no|true|false|on|off"
+    # The same words after ``Passwort:`` / ``contraseña:`` / ``senha:`` ("Passwort: ist zu kurz").
+    r"|ist|war|muss|wird|nicht|kein|keine|leer|vergessen|es|era|debe|vacía|olvidada|é|deve|não"
+    r")[.,:!?]?"
 )
 _PATH = re.compile(r"^(?:~|/|[A-Za-z]:\\)")
 
@@ -70,6 +101,9 @@ _CARD_BRANDS: tuple[tuple[tuple[int, int], range], ...] = (
 )
 # Runs of digit groups separated by single spaces or dashes, not glued to words, decimals or paths.
 _DIGIT_RUN = re.compile(r"(?<![\w+.\-/])\d+(?:[ \-]\d+)*(?![\w/]|[.\-]\d)")
+# A card written with dots (``4111.1111.1111.1111``): three to six dotted groups of 3–6 digits,
+# taken only as a whole, so a decimal (``4111111111111.11``) or a version is never cut into one.
+_DOTTED_RUN = re.compile(r"(?<![\w+.\-/])\d{3,6}(?:\.\d{3,6}){2,5}(?![\w/]|[.\-]\d)")
 _GROUP = re.compile(r"\d+")
 
 
@@ -96,6 +130,17 @@ def _password_value(value: str, key: str) -> bool:
         return False
     # ``pwd: /home/me`` is the shell's working directory, not a password.
     return not (key.lower().endswith("pwd") and _PATH.match(value))
+
+
+def _generic_value(value: str, key: str) -> bool:
+    """A random-looking value under a secret-named key, unless the key indexes something
+    (``sort_key``) or the value is a path (``ssh_key: ~/.ssh/id_ed25519`` names the file)."""
+    return looks_random(value) and not _PATH.match(value) and not _NOT_SECRET_KEY.search(key)
+
+
+def secret_key_name(key: str) -> bool:
+    """A whole metadata key that names a secret (``api_token``, ``SERVICE_KEY``; not ``sort_key``)."""
+    return SECRET_KEY.fullmatch(key) is not None and not _NOT_SECRET_KEY.search(key)
 
 
 def _has_digit_and_letter(value: str) -> bool:
@@ -161,6 +206,20 @@ RULES: tuple[Rule, ...] = (
         check=lambda v, m: _has_digit_and_letter(v[3:]),
     ),
     _rule("stripe_key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"),
+    # A Twilio API key SID: ``SK`` and 32 hex digits (with a digit and a letter, so not a word).
+    _rule(
+        "twilio_key",
+        r"\bSK[0-9a-fA-F]{32}\b",
+        check=lambda v, m: _has_digit_and_letter(v[2:]),
+    ),
+    # The key of an Azure connection string (storage ``AccountKey=``, Service Bus / Event Hubs
+    # ``SharedAccessKey=``): base64, ended by ``;`` or the end of the string.
+    _rule(
+        "azure_key",
+        r"(?i:\b(?:AccountKey|SharedAccessKey)=)(?P<s>[A-Za-z0-9+/]{20,}={0,2})(?![A-Za-z0-9+/=])",
+        "s",
+        check=lambda v, m: looks_random(v),
+    ),
     _rule("slack_token", r"\bxox[abprse]-[A-Za-z0-9\-]{10,}"),
     _rule("slack_webhook", r"https://hooks\.slack\.com/services/[A-Za-z0-9/_\-]{16,}"),
     _rule("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])"),
@@ -198,16 +257,30 @@ RULES: tuple[Rule, ...] = (
         check=lambda v, m: _password_value(v, m.group("key")),
     ),
     _rule(
-        "generic_secret",
-        r"(?i)" + _KEY_PREFIX + _SECRET_WORDS + _ASSIGN + r"""["']?(?P<s>[A-Za-z0-9_\-./+=~]{16,512})""",
+        "pin",
+        r"(?i)" + _KEY_PREFIX + _PIN_WORDS + _ASSIGN + r"""["']?(?P<s>\d{4,12})(?!\w|[.\-/:]\d)""",
         "s",
-        check=lambda v, m: looks_random(v),
+    ),
+    # ``base64:`` is the form Laravel writes its ``APP_KEY`` in; the value after it is the secret.
+    _rule(
+        "generic_secret",
+        r"(?i)(?P<key>"
+        + _KEY_PREFIX
+        + _SECRET_WORDS
+        + ")"
+        + _ASSIGN
+        + r"""["']?(?:base64:)?(?P<s>[A-Za-z0-9_\-./+=~]{16,512})""",
+        "s",
+        check=lambda v, m: _generic_value(v, m.group("key")),
     ),
 )
 
 #: Whole metadata keys that name a secret: their string values are checked like assignments.
 PASSWORD_KEY = re.compile(r"(?i)[\w.\-]{0,40}?" + _PASSWORD_WORDS)
 SECRET_KEY = re.compile(r"(?i)[\w.\-]{0,40}?" + _SECRET_WORDS)
+PIN_KEY = re.compile(r"(?i)[\w.\-]{0,40}?" + _PIN_WORDS)
+#: A PIN as a whole metadata value: 4–12 digits.
+PIN_VALUE = re.compile(r"\d{4,12}")
 
 
 def password_value(value: str, key: str) -> bool:
@@ -234,6 +307,9 @@ def _card_like(digits: str) -> bool:
 
 def card_spans(text: str) -> Iterator[tuple[int, int]]:
     """Card numbers: whole digit groups, one separator style, groups of 3+ digits, brand + Luhn."""
+    for run in _DOTTED_RUN.finditer(text):
+        if _card_like(run.group().replace(".", "")):
+            yield run.span()
     for run in _DIGIT_RUN.finditer(text):
         base = run.start()
         groups = [(m.start() + base, m.end() + base) for m in _GROUP.finditer(run.group())]

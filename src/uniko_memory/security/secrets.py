@@ -18,13 +18,15 @@ from ..errors import ValidationError
 from .normalise import normalised_view, visible_key
 from .patterns import (
     PASSWORD_KEY,
+    PIN_KEY,
+    PIN_VALUE,
     RULES,
-    SECRET_KEY,
     Rule,
     card_spans,
     check_extra_patterns,
     looks_random,
     password_value,
+    secret_key_name,
 )
 
 __all__ = [
@@ -214,8 +216,10 @@ def _key_kind(key: str | None, value: str) -> str | None:
     plain = normalised_view(value).text.strip()
     if PASSWORD_KEY.fullmatch(key) and password_value(plain, key):
         return "password"
-    if SECRET_KEY.fullmatch(key) and looks_random(plain):
+    if secret_key_name(key) and looks_random(plain):
         return "generic_secret"
+    if PIN_KEY.fullmatch(key) and PIN_VALUE.fullmatch(plain):
+        return "pin"
     return None
 
 

@@ -21,12 +21,28 @@ from ..errors import ConfigError
 MIN_TOKEN_CHARS = 16
 
 
+def canonical_host(host: str) -> str:
+    """``host`` in one spelling, so every way of writing an address is judged as what it names.
+
+    An IP address comes back in its compressed form without brackets (``[::1]`` and
+    ``0:0:0:0:0:0:0:1`` are ``::1``), a name in lower case (``LOCALHOST`` is ``localhost``).
+    """
+    bare = host.strip()
+    if bare.startswith("[") and bare.endswith("]"):
+        bare = bare[1:-1]
+    try:
+        return str(ipaddress.ip_address(bare))
+    except ValueError:
+        return bare.lower()
+
+
 def is_loopback(host: str) -> bool:
-    """Whether ``host`` names this machine only (127.0.0.0/8, ::1, localhost)."""
-    if host == "localhost":
+    """Whether ``host`` names this machine only (127.0.0.0/8, ::1, localhost), in any spelling."""
+    name = canonical_host(host)
+    if name == "localhost":
         return True
     try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
+        return ipaddress.ip_address(name).is_loopback
     except ValueError:
         return False
 

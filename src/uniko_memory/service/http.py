@@ -2,7 +2,8 @@
 
 Loopback by default. ``bind_socket`` binds first (port 0 picks a free one), so the caller can say
 where it listens before serving; ``check_exposure`` refuses to serve a memory beyond this machine
-without bearer tokens.
+without bearer tokens, and ``loopback_hosts`` is what a loopback server accepts in ``Host`` (a
+web page whose name an attacker rebinds to a loopback address sends its own name there).
 """
 
 from __future__ import annotations
@@ -14,7 +15,10 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import ConfigError, MissingDependency
-from .auth import is_loopback
+from .auth import canonical_host, is_loopback
+
+#: How a browser on this machine may name it in ``Host``, whichever loopback address is bound.
+LOCALHOST_NAMES = ("localhost", "127.0.0.1", "::1")
 
 
 def check_exposure(host: str, has_tokens: bool) -> None:
@@ -24,6 +28,20 @@ def check_exposure(host: str, has_tokens: bool) -> None:
             f"refusing to serve memory on {host} without bearer tokens: anyone who can reach it could "
             "read and forget it; give --token (or UNIKO_MCP_TOKEN) or --tokens-file, or bind 127.0.0.1"
         )
+
+
+def loopback_hosts(host: str, port: int) -> list[str]:
+    """The ``Host`` header values a server bound to the loopback ``host:port`` answers.
+
+    The bound address (in its canonical spelling) and the localhost names, each with the bound
+    port (and bare on port 80, where browsers leave it out). Any other name (``evil.example``
+    resolved to 127.0.0.2) is a DNS-rebinding page and must be refused.
+    """
+    if not is_loopback(host):
+        raise ConfigError(f"{host} is not a loopback address")
+    names = dict.fromkeys([canonical_host(host), *LOCALHOST_NAMES])
+    shown = [f"[{n}]" if ":" in n else n for n in names]
+    return [f"{n}:{port}" for n in shown] + (shown if port == 80 else [])
 
 
 def bind_socket(host: str, port: int) -> socket.socket:

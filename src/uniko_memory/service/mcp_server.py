@@ -2,8 +2,10 @@
 
 Every call is scoped to one agent: over stdio the configured one; over HTTP with bearer tokens,
 the agent of the request's token (``auth.TokenMap``). A tool's arguments are checked against its
-schema by the SDK; what the engine refuses (``UnikoError``) comes back as a tool error carrying
-the reason, never a crash. A result is the tool's text (a recall: the rendered quoted-data
+schema by the SDK, and every tool's schema is closed (``additionalProperties: false``): an argument
+the tool does not declare is a tool error naming it and the accepted ones, never dropped (a dropped
+``visibility`` or ``viewer`` would quietly widen what a call stores or reads). What the engine
+refuses (``UnikoError``) comes back as a tool error carrying the reason, never a crash. A result is the tool's text (a recall: the rendered quoted-data
 bundle) plus ``structuredContent`` with the items.
 """
 
@@ -13,9 +15,11 @@ import inspect
 from typing import TYPE_CHECKING, Any
 
 import pydantic
+from pydantic_core import PydanticCustomError
 
 from ..errors import MissingDependency, UnikoError
-from .auth import TokenMap
+from .auth import TokenMap, is_loopback
+from .http import check_exposure, loopback_hosts
 from .tools import TOOLS, ToolSpec, available_tools
 
 if TYPE_CHECKING:
@@ -102,6 +106,46 @@ def _pydantic_reason(exc: pydantic.ValidationError) -> str:
     return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'input'}: {e['msg']}" for e in exc.errors())
 
 
+class _ClosedArguments(pydantic.BaseModel):
+    """Mixed into each tool's argument model: refuses an argument the tool does not declare.
+
+    The SDK's argument models ignore unknown keys, so a misspelt or invented argument (``viewer``,
+    ``visibility``) would run the call as if it were absent, wider than the caller asked. Forbidding
+    extras also writes ``additionalProperties: false`` into the advertised schema; the check before
+    validation names the unknown arguments and the accepted ones, and the caller's values are kept
+    out of the message.
+    """
+
+    model_config = pydantic.ConfigDict(extra="forbid", hide_input_in_errors=True)
+
+    @pydantic.model_validator(mode="before")
+    @classmethod
+    def _known_arguments_only(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            accepted = sorted(field.alias or name for name, field in cls.model_fields.items())
+            unknown = sorted(str(key) for key in data if key not in accepted)
+            if unknown:
+                raise PydanticCustomError(
+                    "unknown_argument",
+                    "unknown argument(s) {unknown}; this tool accepts only: {accepted}",
+                    {"unknown": ", ".join(map(repr, unknown)), "accepted": ", ".join(accepted) or "none"},
+                )
+        return data
+
+
+def _closed(tool: Any) -> Any:
+    """``tool`` (an SDK ``Tool``) with its argument model and input schema closed to unknown arguments.
+
+    The one place every tool passes through (``build_server``), so no tool can be offered open.
+    """
+    base = tool.fn_metadata.arg_model
+    model = pydantic.create_model(base.__name__, __base__=(base, _ClosedArguments), __module__=__name__)
+    metadata = tool.fn_metadata.model_copy(update={"arg_model": model})
+    return tool.model_copy(
+        update={"fn_metadata": metadata, "parameters": model.model_json_schema(by_alias=True)}
+    )
+
+
 def build_server(
     uni: Uniko,
     *,
@@ -118,6 +162,7 @@ def build_server(
     require_mcp()
     from mcp.server.auth.settings import AuthSettings
     from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.tools import Tool
     from mcp.types import ToolAnnotations
 
     from ..facade import Agent
@@ -131,24 +176,54 @@ def build_server(
             resource_server_url=None,
             validate_token_resource=False,
         )
+    offered = available_tools(Agent, tools)
+    if getattr(uni.kb.store, "read_only", False):  # a reader beside the writer: its reads only
+        offered = [t for t in offered if t.read_only]
+    bound = [
+        _closed(
+            Tool.from_function(
+                _bind(spec, resolver),
+                name=spec.name,
+                description=spec.description,
+                annotations=ToolAnnotations(
+                    read_only_hint=spec.read_only, destructive_hint=spec.destructive, open_world_hint=False
+                ),
+                structured_output=False,
+            )
+        )
+        for spec in offered
+    ]
     server = MCPServer(
         SERVER_NAME,
         instructions=INSTRUCTIONS,
         token_verifier=tokens,
         auth=auth,
         log_level="WARNING",
+        tools=bound,
     )
-    offered = available_tools(Agent, tools)
-    if getattr(uni.kb.store, "read_only", False):  # a reader beside the writer: its reads only
-        offered = [t for t in offered if t.read_only]
-    for spec in offered:
-        server.add_tool(
-            _bind(spec, resolver),
-            name=spec.name,
-            description=spec.description,
-            annotations=ToolAnnotations(
-                read_only_hint=spec.read_only, destructive_hint=spec.destructive, open_world_hint=False
-            ),
-            structured_output=False,
-        )
     return server
+
+
+def http_app(server: Any, host: str, port: int, *, has_tokens: bool) -> Any:
+    """``server``'s streamable HTTP app for a socket bound to ``host:port``.
+
+    The SDK guards against DNS rebinding only when the address is spelt exactly ``127.0.0.1``,
+    ``localhost`` or ``::1``; bound to ``127.0.0.2`` or ``[::1]`` it answered any ``Host``, so a
+    web page whose name was rebound to that address read the memory. Here every loopback address,
+    however spelt and with or without tokens, answers only a ``Host`` (and ``Origin``, when sent)
+    naming the bound address or localhost with the bound port (421 otherwise). Any other address
+    needs bearer tokens (``check_exposure``), which such a page cannot send.
+    """
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    check_exposure(host, has_tokens)
+    if is_loopback(host):
+        hosts = loopback_hosts(host, port)
+        guard = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=hosts,
+            allowed_origins=[f"http://{h}" for h in hosts],
+        )
+    else:
+        guard = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    return server.streamable_http_app(transport_security=guard)

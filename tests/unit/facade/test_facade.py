@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
+import warnings
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -11,6 +14,7 @@ import pytest
 from tests.unit.ingest._support import FakeEmbedder, edges, messages, nodes, open_uni, turn
 from uniko_memory.errors import ClosedError, UnikoError
 from uniko_memory.facade import Uniko
+from uniko_memory.facade.loop import EngineLoop
 from uniko_memory.ingest import Turn
 from uniko_memory.model import EdgeType, Entity, Message, Participant, Session, Tier
 
@@ -154,6 +158,113 @@ def test_sync_handle_open_and_close_without_with(tmp_path: Any) -> None:
         assert uni.agent("a").stats_sync()["message"] == 1
     finally:
         uni.close_sync()
+
+
+def _raised_within(call: Callable[[], object], seconds: float = 10.0) -> BaseException | None:
+    """Run ``call`` in a daemon thread and return what it raised; fail (not hang) if it is still
+    running after ``seconds``: issue 40.1 was a ``*_sync`` call that waited forever."""
+    raised: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            call()
+        except BaseException as exc:
+            raised.append(exc)
+
+    worker = threading.Thread(target=target, daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert not worker.is_alive(), "the call hung after close"
+    return raised[0] if raised else None
+
+
+# Every *_sync method, called as a user would after the block that closed the handle.
+_AFTER_CLOSE: dict[str, Callable[[Any, Any, Any], object]] = {
+    "Agent.flush_sync": lambda a, s, u: a.flush_sync(),
+    "Agent.recall_sync": lambda a, s, u: a.recall_sync("q"),
+    "Agent.wake_up_sync": lambda a, s, u: a.wake_up_sync(),
+    "Agent.profile_sync": lambda a, s, u: a.profile_sync("A"),
+    "Agent.feedback_sync": lambda a, s, u: a.feedback_sync(["n1"], True),
+    "Agent.audit_sync": lambda a, s, u: a.audit_sync(),
+    "Agent.consolidate_sync": lambda a, s, u: a.consolidate_sync(),
+    "Agent.finalize_session_sync": lambda a, s, u: a.finalize_session_sync("s"),
+    "Agent.maintain_sessions_sync": lambda a, s, u: a.maintain_sessions_sync(),
+    "Agent.sweep_sync": lambda a, s, u: a.sweep_sync(),
+    "Agent.sessions_sync": lambda a, s, u: a.sessions_sync(),
+    "Agent.get_nodes_sync": lambda a, s, u: a.get_nodes_sync(["n1"]),
+    "Agent.stats_sync": lambda a, s, u: a.stats_sync(),
+    "Agent.answer_sync": lambda a, s, u: a.answer_sync("q"),
+    "Agent.report_outcome_sync": lambda a, s, u: a.report_outcome_sync("e1", "success"),
+    "Agent.record_procedure_use_sync": lambda a, s, u: a.record_procedure_use_sync("p1", True),
+    "Agent.match_procedures_sync": lambda a, s, u: a.match_procedures_sync({}),
+    "Agent.forget_turn_sync": lambda a, s, u: a.forget_turn_sync("s", "t"),
+    "Agent.delete_turn_sync": lambda a, s, u: a.delete_turn_sync("s", "t"),
+    "Agent.forget_session_sync": lambda a, s, u: a.forget_session_sync("s"),
+    "Agent.forget_participant_sync": lambda a, s, u: a.forget_participant_sync("A"),
+    "Agent.ingest_artifact_sync": lambda a, s, u: a.ingest_artifact_sync(b"a document"),
+    "Session.observe_sync": lambda a, s, u: s.observe_sync(Turn(sender="A", content="late")),
+    "Session.observe_each_sync": lambda a, s, u: s.observe_each_sync([Turn(sender="A", content="x")]),
+    "Session.commit_unit_sync": lambda a, s, u: s.commit_unit_sync([Turn(sender="A", content="x")]),
+    "Session.flush_sync": lambda a, s, u: s.flush_sync(),
+    "Session.finalize_sync": lambda a, s, u: s.finalize_sync(),
+    "Session.messages_sync": lambda a, s, u: s.messages_sync(),
+    "UnitBuilder.commit_sync": lambda a, s, u: s.unit().turn("A", "x").commit_sync(),
+    "Uniko.run_sync": lambda a, s, u: u.run_sync(a.stats()),
+    "Uniko.run_async": lambda a, s, u: asyncio.run(u.run_async(a.stats())),
+}
+
+
+def test_every_sync_call_after_close_raises_closed_at_once(tmp_path: Any) -> None:
+    """Issue 40.1: after ``with Uniko.open_sync(...)`` a ``*_sync`` call handed its coroutine to
+    the stopped engine loop and waited forever; it must raise ``ClosedError`` at once, without
+    a "coroutine was never awaited" warning."""
+    from uniko_memory.facade.agent import Agent
+    from uniko_memory.facade.session import Session as SessionFace
+    from uniko_memory.facade.session import UnitBuilder
+
+    sync_methods = {
+        f"{cls.__name__}.{name}"
+        for cls in (Agent, SessionFace, UnitBuilder)
+        for name in vars(cls)
+        if name.endswith("_sync")
+    }
+    assert sync_methods <= set(_AFTER_CLOSE), "a *_sync method this test does not try after close"
+    with Uniko.open_sync(tmp_path / "closed.db", embedder=FakeEmbedder()) as uni:
+        agent = uni.agent("x")
+        session = agent.session("s")
+        session.observe_sync(Turn(sender="A", content="before close", id="t"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for name, call in _AFTER_CLOSE.items():
+            raised = _raised_within(lambda call=call: call(agent, session, uni))
+            assert isinstance(raised, ClosedError), f"{name} raised {raised!r}"
+        gc.collect()
+    assert not [w for w in caught if "never awaited" in str(w.message)]
+
+
+def test_a_call_waiting_when_the_engine_loop_stops_gets_closed() -> None:
+    """A call another thread is still waiting on when the loop stops fails with ``ClosedError``;
+    a call made after the stop is refused at once."""
+    engine = EngineLoop()
+    never = asyncio.Event()
+    started = threading.Event()
+
+    async def waits() -> None:
+        started.set()
+        await never.wait()
+
+    outcome: list[BaseException | None] = []
+    waiter = threading.Thread(target=lambda: outcome.append(_raised_within(lambda: engine.run(waits()))))
+    waiter.start()
+    assert started.wait(10)
+    engine.stop()
+    waiter.join(15)
+    assert isinstance(outcome[0], ClosedError)
+
+    async def later() -> None:  # pragma: no cover - never runs
+        pass
+
+    assert isinstance(_raised_within(lambda: engine.run(later())), ClosedError)
 
 
 def test_sync_handle_is_usable_from_other_threads_and_loops() -> None:

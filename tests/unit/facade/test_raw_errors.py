@@ -58,3 +58,100 @@ async def test_an_agent_id_no_node_could_carry_is_refused_by_uni_agent(
     with pytest.raises(ValidationError, match=message):
         uni.agent(agent_id)  # was accepted, then failed at observe
     uni.agent("a" * 256)  # the limit itself is fine
+
+
+@pytest.mark.parametrize(
+    ("agent_id", "kind"),
+    [
+        ("sk-live-4eC39HqLyjWDarjtT1zdp7dc", "openai_key"),
+        ("AKIAIOSFODNN7EXAMPLE", "aws_access_key"),
+        ("bot-ghp_FAKEexample0123456789abcdefghijklmno", "github_token"),
+    ],
+)
+async def test_an_agent_id_holding_a_secret_is_refused_by_uni_agent(
+    uni: Uniko, agent_id: str, kind: str
+) -> None:
+    """Issue 40.12: every node, log line and export names its agent, so the secret would be
+    everywhere; it is refused as a turn or session id is, naming the kind, never the value."""
+    with pytest.raises(
+        ValidationError, match=rf"agent has what looks like a secret \({kind}\) in its id"
+    ) as info:
+        uni.agent(agent_id)  # was accepted
+    assert agent_id not in str(info.value)
+    uni.agent("4111111111111111")  # a number that is the whole id is a numeric id, not a card
+
+
+async def test_an_agent_id_holding_a_secret_is_kept_when_masking_is_off() -> None:
+    from tests.unit.ingest._support import open_uni
+
+    u = await open_uni({"ingest": {"redact_secrets": False}})
+    try:
+        assert u.agent("AKIAIOSFODNN7EXAMPLE").agent_id == "AKIAIOSFODNN7EXAMPLE"
+    finally:
+        await u.close()
+
+
+#: Issue 40.12: each was a raw TypeError from deep in the engine.
+_BAD_CALLS = {
+    "forget_turn(None, None)": (
+        lambda a: a.forget_turn(None, None),
+        "forget_turn: session_id must be a non-empty string, got None",
+    ),
+    "forget_turn('s1', None)": (
+        lambda a: a.forget_turn("s1", None),
+        r"forget_turn: turn_id .* must be a non-empty string, got None",
+    ),
+    "delete_turn('s1', 7)": (lambda a: a.delete_turn("s1", 7), r"delete_turn: turn_id .* got int 7"),
+    "forget_participant(None)": (
+        lambda a: a.forget_participant(None),
+        r"forget_participant: participant .* must be a non-empty string, got None",
+    ),
+    "forget_participant(123)": (lambda a: a.forget_participant(123), r"forget_participant: .* got int 123"),
+    "feedback(None, True)": (
+        lambda a: a.feedback(None, True),
+        "feedback takes a ContextBundle, a list of its items or a list of node ids, got NoneType",
+    ),
+    "observe_each(None)": (
+        lambda a: a.session("s1").observe_each(None),
+        r"observe_each takes an iterable of Turns \(a list, say\), got NoneType",
+    ),
+    "observe_each('text')": (
+        lambda a: a.session("s1").observe_each("I moved to Lisbon"),
+        "observe_each takes an iterable of Turns .* got str",
+    ),
+    "observe_each(a Turn)": (
+        lambda a: a.session("s1").observe_each(Turn(sender="Ana", content="hi")),
+        r"got one Turn: pass \[turn\], or use observe",
+    ),
+    "commit_unit(None)": (
+        lambda a: a.session("s1").commit_unit(None),
+        "commit_unit takes an iterable of Turns",
+    ),
+}
+
+
+@pytest.mark.parametrize("call", list(_BAD_CALLS))
+async def test_a_bad_argument_to_a_verb_is_a_validation_error_saying_what_was_expected(
+    uni: Uniko, call: str
+) -> None:
+    make, message = _BAD_CALLS[call]
+    agent = uni.agent(AGENT)
+    with pytest.raises(ValidationError, match=message):
+        await make(agent)
+
+
+def test_the_sync_twins_raise_the_same_validation_errors() -> None:
+    from tests.unit.ingest._support import FakeEmbedder
+
+    with Uniko.in_memory_sync(embedder=FakeEmbedder()) as u:
+        agent = u.agent(AGENT)
+        with pytest.raises(ValidationError, match="forget_turn: session_id"):
+            agent.forget_turn_sync(None, None)  # type: ignore[arg-type]
+        with pytest.raises(ValidationError, match="forget_participant: participant"):
+            agent.forget_participant_sync(123)  # type: ignore[arg-type]
+        with pytest.raises(ValidationError, match="feedback takes a ContextBundle"):
+            agent.feedback_sync(None, True)  # type: ignore[arg-type]
+        with pytest.raises(ValidationError, match="observe_each takes an iterable of Turns"):
+            agent.session("s1").observe_each_sync(None)  # type: ignore[arg-type]
+        # A good call still works after the refusals.
+        agent.session("s1").observe_each_sync([Turn(sender="Ana", content="I moved to Lisbon.")])

@@ -155,3 +155,65 @@ def test_large_and_adversarial_inputs_stay_fast() -> None:
         t0 = time.perf_counter()
         redact_secrets(text)
         assert time.perf_counter() - t0 < 10.0  # linear: ~1 s at worst on a busy core
+
+
+@pytest.mark.parametrize(
+    ("text", "masked"),
+    [
+        ("PIN: 4471", "PIN: [REDACTED:pin]"),
+        ('{"pin": "90817263"}', '{"pin": "[REDACTED:pin]"}'),
+        ("sim_pin=1234, then reboot", "sim_pin=[REDACTED:pin], then reboot"),
+        ("PIN code: 482913", "PIN code: [REDACTED:pin]"),
+        ("the passcode: 482913 opens it", "the passcode: [REDACTED:password] opens it"),
+        ("ＰＩＮ：４４７１", "ＰＩＮ：[REDACTED:pin]"),  # full-width, read through the normalised view
+    ],
+)
+def test_a_pin_is_masked_as_the_value_of_a_pin_key(text: str, masked: str) -> None:
+    """Issue 40.12: a PIN is a short number, so only a PIN key in front of it says what it is."""
+    assert redact_secrets(text).text == masked
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "pin the tab",
+        "my PIN is hard to remember",
+        "PIN: required",
+        "PIN code: 123",  # too short for a PIN
+        "spin: 1234",  # ``pin`` ending another word
+        "the pin: 2023-05-08",  # a date, not a PIN
+        "the key to success",
+        "pw is short for password",
+        "Passwort: ist zu kurz",
+        "cache_key=v2/users/12345/profile",
+        "idempotency_key=8f14e45fceea167a5a36dedd4bea2543",
+        "public_key = AAAAC3NzaC1lZDI1NTE5AAAAIFakeKey123",
+        "Tel. 0049.30.123456789",
+        "IP 192.168.100.200",
+        "On 2023.05.08 at 12.30",
+    ],
+)
+def test_prose_and_index_keys_near_the_new_rules_stay(text: str) -> None:
+    assert redact_secrets(text).text == text
+
+
+def test_new_secret_names_are_masked_in_metadata_too() -> None:
+    masked, counts = SecretScanner().redact_data(
+        {
+            "SERVICE_KEY": "FakeSvc9kQ2mP7vR4tL8wN3bY6cH1jEXAMPLE",
+            "sort_key": "createdAt2023DescOrder",
+            "pin": "4471",
+            "pin_hint": "1234 is my birthday",
+            "passcode": "hunter2",
+            "Passwort": "Geheim",
+        }
+    )
+    assert masked == {
+        "SERVICE_KEY": "[REDACTED:generic_secret]",
+        "sort_key": "createdAt2023DescOrder",
+        "pin": "[REDACTED:pin]",
+        "pin_hint": "1234 is my birthday",
+        "passcode": "[REDACTED:password]",
+        "Passwort": "[REDACTED:password]",
+    }
+    assert counts == {"generic_secret": 1, "pin": 1, "password": 2}

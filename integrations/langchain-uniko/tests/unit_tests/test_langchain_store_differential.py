@@ -5,12 +5,18 @@ What is compared, after every operation:
 
 * ``get``: the same item (namespace, key, value) or None in both.
 * ``search`` without a query: the same items in the same order, page by page (``limit``/``offset``),
-  under a namespace prefix and a ``filter``.
-* ``search`` with a query: ranking differs (uniko recalls, ``InMemoryStore`` without an index does
-  not rank), so every stored value it returns must be a current item of the reference under the prefix
-  and matching the filter, with its current value; a derived memory (an observation, a chunk...) must
-  lie under the prefix and match the filter; nothing returned may quote a value that was overwritten
-  or deleted, and no key comes back twice.
+  under a namespace prefix and a ``filter`` (equality, nested dicts, lists, and every operator
+  ``InMemoryStore`` knows: ``$eq``, ``$ne``, ``$gt``, ``$gte``, ``$lt``, ``$lte``).
+* ``search`` with a query (issue 40.3): ranking differs (uniko recalls, ``InMemoryStore`` without an
+  index does not rank), so the *count* must be the reference's for the same prefix, filter,
+  ``limit`` and ``offset`` (the filter is applied before the limit, never after), and every item
+  must be a current item of the reference under the prefix and matching the filter, with its current
+  value; when the page holds every match, the same set of keys. Recalled items (a score) come
+  first, best first, then the unranked matches (``score=None``). No derived memory (an observation,
+  a chunk...: keyed by node id) comes back by default, nothing returned may quote a value that was
+  overwritten or deleted, and no key comes back twice.
+* read after write: right after a ``put``, ``get`` returns the value, a search without a query
+  lists it, and a search with a query for its words, filtered to it, returns it with a real score.
 * ``list_namespaces`` (prefix, suffix, ``max_depth``, ``limit``, ``offset``): the same list, against
   the reference's namespaces that hold items. ``InMemoryStore`` keeps a namespace in its table once
   a get or delete has *touched* it (its table is a ``defaultdict``) and after its last item is deleted;
@@ -29,7 +35,7 @@ import itertools
 from collections import defaultdict
 from typing import Any
 
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, currently_in_test_context, event, given, settings
 from hypothesis import strategies as st
 from langchain_uniko import UnikoStore
 from langgraph.store.base import Item
@@ -75,6 +81,14 @@ FILTERS = st.sampled_from(
         {"n": 1, "topic": "work"},
         {"n": {"$ne": 0}},
         {"tags": ["t1"]},
+        {"tags": []},
+        {"n": {"$gt": 2}},
+        {"n": {"$lt": 1}},
+        {"n": {"$gte": 1, "$lte": 2}},
+        {"topic": {"$eq": "travel"}, "n": {"$gt": 0}},
+        {"topic": {"$ne": "pets"}},
+        {"meta": {"topic": "work"}},
+        {"meta": {"topic": "pets", "n": 3}},
     ]
 )
 DEPTH = st.integers(0, 3)  # the prefix: this many labels of a pool namespace
@@ -89,6 +103,7 @@ QUERY = st.tuples(
     st.integers(1, 6),
     st.sampled_from([*WORDS, "note about kayak"]),
     st.one_of(st.none(), st.integers(0, 10**6), st.integers(0, 10**6)),
+    st.sampled_from([0, 0, 1, 2]),  # offset
 )
 LIST = st.tuples(
     st.just("list"),
@@ -147,47 +162,51 @@ def _is_derived(item: Any) -> bool:
     return {"content", "rendered", "kind", "sources"} <= set(item.value)
 
 
-def _matches(value: dict[str, Any], flt: dict[str, Any] | None) -> bool:
-    """The generated filters' meaning (equality, ``$gte``, ``$ne``, list equality)."""
-    for field, cond in (flt or {}).items():
-        actual = value.get(field)
-        if isinstance(cond, dict):
-            (op, expected), *_ = cond.items()
-            ok = actual is not None and actual >= expected if op == "$gte" else actual != expected
-            if not ok:
-                return False
-        elif actual != cond:
-            return False
-    return True
-
-
 def _check_query(
     got: list[Any],
     ref: Reference,
     prefix: tuple[str, ...],
     flt: dict[str, Any] | None,
     limit: int,
+    offset: int,
     retired: set[str],
-    written: set[tuple[str, ...]],
 ) -> None:
-    current = {
-        (ns, key): value for ns, key, value in _cells(ref.store.search(prefix, filter=flt, limit=10**6))
-    }
-    assert len(got) <= limit
-    stored = [(tuple(h.namespace), h.key) for h in got if not _is_derived(h)]
-    assert len(stored) == len(set(stored)), f"a key came back twice: {stored}"
-    event(f"query: {len(stored)} stored value(s), {len(got) - len(stored)} derived")
+    matches = _cells(ref.store.search(prefix, filter=flt, limit=10**6))
+    current = {(ns, key): value for ns, key, value in matches}
+    want = ref.store.search(prefix, filter=flt, limit=limit, offset=offset)
+    assert not [h for h in got if _is_derived(h)], f"a derived memory without include_derived: {got}"
+    keys = [(tuple(h.namespace), h.key) for h in got]
+    assert len(keys) == len(set(keys)), f"a key came back twice: {keys}"
+    assert len(got) == len(want), (
+        f"{len(got)} item(s) where InMemoryStore finds {len(want)} of {len(matches)} match(es) "
+        f"(filter {flt}, limit {limit}, offset {offset}): {keys}"
+    )
+    if offset == 0 and len(matches) <= limit:
+        assert set(keys) == set(current), "the page holds every match: the same keys"
+    ranked = [h.score for h in got if h.score is not None]
+    assert [h.score is not None for h in got] == [True] * len(ranked) + [False] * (len(got) - len(ranked))
+    assert ranked == sorted(ranked, reverse=True), f"recalled items out of order: {ranked}"
+    if currently_in_test_context():
+        event(f"query: {len(ranked)} ranked of {len(got)}" + (", filtered" if flt else ""))
     for hit in got:
         ns = tuple(hit.namespace)
         assert ns[: len(prefix)] == prefix, f"{ns} is outside the prefix {prefix}"
         text = str(hit.value)
         stale = [token for token in retired if token in text]
         assert not stale, f"search returned an overwritten or deleted value {stale}: {hit}"
-        if _is_derived(hit):
-            assert ns in written or ns == (), f"derived memory under a namespace never written: {hit}"
-            assert _matches(hit.value, flt)
-        else:
-            assert current.get((ns, hit.key)) == hit.value, f"not a current item: {hit}"
+        assert current.get((ns, hit.key)) == hit.value, f"not a current item matching {flt}: {hit}"
+
+
+def _check_read_after_write(store: UnikoStore, ns: tuple[str, ...], key: str, value: dict[str, Any]) -> None:
+    """A put is visible to the very next reads: get, the listing, and a search with a query."""
+    got = store.get(ns, key)
+    assert got is not None and got.value == value, f"get right after put: {got}"
+    listed = store.search(ns, filter={"token": value["token"]})
+    assert _cells(listed) == [(ns, key, value)], f"listing right after put: {listed}"
+    query = f"{value['content']} {value['token']}"
+    hits = store.search(ns, query=query, filter={"token": value["token"]}, limit=2)
+    assert _cells(hits) == [(ns, key, value)], f"search right after put: {hits}"
+    assert hits[0].score is not None and hits[0].score > 0.0, f"no real score right after put: {hits[0]}"
 
 
 @settings(
@@ -228,6 +247,7 @@ def test_unikostore_matches_inmemorystore(
                         "topic": topic,
                         "n": n,
                         "tags": ["t1"] if n % 2 else [],
+                        "meta": {"topic": topic, "n": n},
                         "token": token,
                     }
                 elif kind == "reput":
@@ -243,6 +263,8 @@ def test_unikostore_matches_inmemorystore(
                     store.put(ns, key, value)
                     ref.store.put(ns, key, value)
                     written.add(ns)
+                    if kind == "put" and op[5] % 2:  # half the puts: read back at once
+                        _check_read_after_write(store, ns, key, value)
                 if before is not None and before.value != value:
                     retired.add(before.value["token"])
                     event("overwritten" if value is not None else "deleted")
@@ -262,14 +284,14 @@ def test_unikostore_matches_inmemorystore(
                 want_items = ref.store.search(prefix, filter=flt, limit=limit, offset=offset)
                 assert _cells(got_items) == _cells(want_items), op
             elif kind == "query":
-                _, _, depth, flt, limit, query, pick = op
+                _, _, depth, flt, limit, query, pick, offset = op
                 stale = [(n, q) for n, q in history if q.split()[-1] in retired]
                 if pick is not None and history:
                     choices = stale if stale and pick % 4 else history
                     ns, query = choices[pick % len(choices)]
                 prefix = ns[:depth]
-                got_items = store.search(prefix, query=query, filter=flt, limit=limit)
-                _check_query(got_items, ref, prefix, flt, limit, retired, written)
+                got_items = store.search(prefix, query=query, filter=flt, limit=limit, offset=offset)
+                _check_query(got_items, ref, prefix, flt, limit, offset, retired)
             else:
                 _, _, pdepth, sdepth, max_depth, limit, offset = op
                 kwargs: dict[str, Any] = {
@@ -286,3 +308,49 @@ def test_unikostore_matches_inmemorystore(
         assert store.list_namespaces(limit=10**6) == ref.list_namespaces(limit=10**6)
     finally:
         uni.agent(agent).flush_sync()
+
+
+#: Issue 40.3's memory: five of Alice's values, one of Bob's.
+PEOPLE = {
+    ("users", "alice"): [
+        ("home", "Alice lives in Lisbon near the river.", "place", 0),
+        ("job", "Alice works at Northwind Analytics.", "work", 1),
+        ("cat", "Alice has a grey cat named Biscuit.", "pet", 2),
+        ("violin", "Alice plays the violin on Sundays.", "hobby", 3),
+        ("pottery", "Alice likes pottery and kayaking.", "hobby", 4),
+    ],
+    ("users", "bob"): [("home", "Bob lives in Porto by the sea.", "place", 5)],
+}
+PEOPLE_FILTERS = [
+    None,
+    {"kind": "place"},
+    {"kind": "pet"},
+    {"kind": {"$ne": "hobby"}},
+    {"n": {"$gte": 3}},
+    {"n": {"$lt": 2}},
+    {"kind": "hobby", "n": {"$gt": 3}},
+    {"kind": "fish"},
+]
+
+
+def test_filtered_limited_searches_match_inmemorystore(uni: Uniko) -> None:
+    """The filter applies before ``limit`` and ``offset``, with and without a query (issue 40.3):
+    ``filter={"kind": "pet"}, limit=1`` finds Alice's cat whatever recall ranks first."""
+    store = UnikoStore(uni, agent_id=f"differential-{next(_agents)}")
+    ref = Reference()
+    for ns, rows in PEOPLE.items():
+        for key, content, kind, n in rows:
+            value = {"content": content, "kind": kind, "n": n, "token": f"{ns[-1]}-{key}"}
+            store.put(ns, key, value)
+            ref.store.put(ns, key, value)
+    for settled in (False, True):  # right after the puts, then after the background work
+        if settled:
+            store.uni.agent(store.agent_id).flush_sync()
+        for prefix, flt, limit, offset in itertools.product(
+            [(), ("users",), ("users", "alice")], PEOPLE_FILTERS, [1, 3], [0, 1, 4]
+        ):
+            got = store.search(prefix, filter=flt, limit=limit, offset=offset)
+            assert _cells(got) == _cells(ref.store.search(prefix, filter=flt, limit=limit, offset=offset))
+            for query in ("Where does Alice live?", "pets"):
+                got = store.search(prefix, query=query, filter=flt, limit=limit, offset=offset)
+                _check_query(got, ref, prefix, flt, limit, offset, set())

@@ -10,6 +10,7 @@ text cannot close the wrapper early (docs/security.md, "Safe rendering").
 from __future__ import annotations
 
 from uniko_memory.recall import (
+    HEADER_START,
     MEMORY_CLOSE,
     MEMORY_HEADER,
     MEMORY_OPEN,
@@ -33,7 +34,7 @@ __all__ = [
 
 
 #: What every header line starts with, whatever tag it names.
-_HEADER_START = MEMORY_HEADER.split(" lines, between <", 1)[0]
+_HEADER_START = HEADER_START
 
 
 def render_block(bundle: ContextBundle, *, tag: str, header: bool = True) -> str:
