@@ -8,7 +8,9 @@ The fixture (``benchmarks/data/knowledge_updates/part_<x>.json``) holds multi-se
 written for this benchmark, in which a value changes (a diet, a city, a job, a moved date, a
 correction, a cancellation, an implicit change), plus questions whose value never changed and
 questions about the value before a change. Part A was written before the supersession rules and
-built on; part B was written after they froze and is the honest figure (report both, separately).
+built on; parts B, C and D were each written by someone who saw no rule, after the rules of their
+session froze: the newest unseen part is the honest figure (report every part separately; a part
+that rules were tuned on after its first run is seen).
 
 Every system is asked through the harness (uniko: the default call path, ``agent.recall(question,
 token_budget=N)``, each session committed and flushed, finalised, one consolidation and sweep) and
@@ -281,7 +283,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from benchmarks.harness.systems import resolve_available
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--part", default="a", help="fixture part: a (built on) or b (held out)")
+    ap.add_argument(
+        "--part", default="a", help="fixture part: a (built on), b, c, d (each held out until its first run)"
+    )
     ap.add_argument("--systems", default=",".join(DEFAULT_SYSTEMS))
     ap.add_argument("--budgets", default=",".join(map(str, DEFAULT_BUDGETS)))
     ap.add_argument("--conversations", type=int, default=None, help="only the first N conversations")

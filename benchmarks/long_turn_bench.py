@@ -11,11 +11,17 @@ flushes its background work (P3 observations, P7a embeddings). Reported per size
 - ``cpu_s``: the process's CPU seconds over the same span (all threads; steadier than wall time
   on a shared machine);
 - ``rss_mb``: peak RSS of the process, and ``base_mb`` its RSS after the warm-up;
-- ``chunks`` / ``observations``: what the turn became.
+- ``chunks`` / ``observations``: what the turn became (the warm-up turn's not counted);
+- ``artifact_s`` / ``artifact_cpu_s`` / ``artifact_chunks``: ``agent.ingest_artifact`` of the same
+  text (as ``text/plain`` bytes, chunks embedded in the call), in the same process after the turn:
+  the cost a turn past ``IngestConfig.document_turn_chars`` (a document turn) is held to.
 
 Usage::
 
     python benchmarks/long_turn_bench.py [--sizes 10000,50000,200000,400000] [--json out.json]
+        [--document-turn-chars N] [--no-artifact]
+
+``--document-turn-chars 1000000`` reads every turn whole, as before document turns (issue 40.7).
 
 A size over ``IngestConfig.max_turn_chars`` is reported as refused. Linear means ``total_s`` and
 the RSS growth (``rss_mb - base_mb``) scale with the size (per-100k-char figures are printed).
@@ -93,16 +99,17 @@ def _current_rss_mb() -> float:
     return float("nan")
 
 
-async def one(chars: int) -> dict[str, Any]:
+async def one(chars: int, document_turn_chars: int | None = None, artifact: bool = True) -> dict[str, Any]:
     """One size in this process (a fresh process per size keeps the peak RSS per size)."""
-    from uniko_memory import Turn
+    from uniko_memory import Turn, UnikoConfig
     from uniko_memory.errors import ValidationError
     from uniko_memory.facade import Uniko
     from uniko_memory.model import Tier
 
     text = long_text(chars)
     with tempfile.TemporaryDirectory(prefix="uniko-long-turn-") as tmp:
-        uni = await Uniko.open(Path(tmp) / "bench.db")
+        overrides = {"ingest": {"document_turn_chars": document_turn_chars}} if document_turn_chars else {}
+        uni = await Uniko.open(Path(tmp) / "bench.db", UnikoConfig.build(overrides))
         uni._pipeline.consolidate_fn = None  # P4 is its own benchmark
         totals: dict[str, float] = defaultdict(float)
         for name, key in (("observe", "p3"), ("embed", "p7a")):
@@ -122,6 +129,7 @@ async def one(chars: int) -> dict[str, Any]:
         # A full batch of model-length texts: the embedder's buffers are part of the baseline.
         await uni.kb.embedder.embed_documents([long_text(1_500, seed=i) for i in range(32)])
         totals.clear()
+        warm_observations = await uni.kb.store.count("bench", Tier.OBSERVATION)
         base = _current_rss_mb()
         cpu0 = _cpu_s()
         t0 = time.perf_counter()
@@ -135,7 +143,17 @@ async def one(chars: int) -> dict[str, Any]:
         total_s = time.perf_counter() - t0
         cpu_s = _cpu_s() - cpu0
         chunks = await uni.kb.store.count("bench", Tier.CHUNK)
-        observations = await uni.kb.store.count("bench", Tier.OBSERVATION)
+        observations = await uni.kb.store.count("bench", Tier.OBSERVATION) - warm_observations
+        doc: dict[str, Any] = {}
+        if artifact:
+            cpu1 = _cpu_s()
+            t1 = time.perf_counter()
+            report = await uni.agent("bench-doc").ingest_artifact(text.encode(), mime_type="text/plain")
+            doc = {
+                "artifact_s": time.perf_counter() - t1,
+                "artifact_cpu_s": _cpu_s() - cpu1,
+                "artifact_chunks": report.chunks,
+            }
         await uni.close()
     return {
         "chars": chars,
@@ -148,25 +166,27 @@ async def one(chars: int) -> dict[str, Any]:
         "rss_mb": _rss_mb(),
         "chunks": chunks,
         "observations": observations,
+        **doc,
     }
 
 
 def table(rows: list[dict[str, Any]]) -> str:
     head = (
         "| chars | observe s | total s (with P3/P7a) | CPU s | P3 s | P7a s | CPU s per 100k | base MB "
-        "| peak RSS MB | growth MB | chunks | observations |"
+        "| peak RSS MB | growth MB | chunks | observations | artifact s | artifact CPU s |"
     )
-    lines = [head, "|---" * 12 + "|"]
+    lines = [head, "|---" * 14 + "|"]
     for r in rows:
         if "refused" in r:
-            lines.append(f"| {r['chars']:,} | refused: {r['refused'][:80]} |" + " |" * 10)
+            lines.append(f"| {r['chars']:,} | refused: {r['refused'][:80]} |" + " |" * 12)
             continue
         per = r["cpu_s"] / r["chars"] * 100_000
+        art = f" {r['artifact_s']:.2f} | {r['artifact_cpu_s']:.1f} |" if "artifact_s" in r else " - | - |"
         lines.append(
             f"| {r['chars']:,} | {r['observe_s']:.2f} | {r['total_s']:.2f} | {r['cpu_s']:.1f} "
             f"| {r['p3_s']:.2f} | {r['p7a_s']:.2f} "
             f"| {per:.2f} | {r['base_mb']:.0f} | {r['rss_mb']:.0f} | {r['rss_mb'] - r['base_mb']:.0f} "
-            f"| {r['chunks']} | {r['observations']} |"
+            f"| {r['chunks']} | {r['observations']} |{art}"
         )
     return "\n".join(lines)
 
@@ -178,14 +198,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default=",".join(str(s) for s in DEFAULT_SIZES))
     parser.add_argument("--one", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--json", type=Path, default=None, help="also write the rows as JSON here")
+    parser.add_argument(
+        "--document-turn-chars",
+        type=int,
+        default=None,
+        help="IngestConfig.document_turn_chars (default: the config's); 1000000 reads every turn whole",
+    )
+    parser.add_argument("--no-artifact", action="store_true", help="skip the ingest_artifact comparison")
     args = parser.parse_args(argv)
     if args.one is not None:
-        sys.stdout.write(json.dumps(asyncio.run(one(args.one))) + "\n")
+        row = asyncio.run(one(args.one, args.document_turn_chars, not args.no_artifact))
+        sys.stdout.write(json.dumps(row) + "\n")
         return 0
+    passed = []
+    if args.document_turn_chars is not None:
+        passed += ["--document-turn-chars", str(args.document_turn_chars)]
+    if args.no_artifact:
+        passed.append("--no-artifact")
     rows = []
     for size in (int(s) for s in args.sizes.split(",")):
         out = subprocess.run(
-            [sys.executable, __file__, "--one", str(size)], capture_output=True, text=True, cwd=REPO
+            [sys.executable, __file__, "--one", str(size), *passed], capture_output=True, text=True, cwd=REPO
         )
         if out.returncode != 0:
             sys.stderr.write(out.stderr)

@@ -91,7 +91,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     p.add_argument(
         "--token-budgets",
         type=_ints,
-        default=(500, 1000, 2000),
+        default=(500, 1000, 2000, 4000, 8000),
         help="the headline: one call per budget N with token_budget=N, scored on its rendered text",
     )
     p.add_argument(

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import itertools
 import json
 import resource
 import sys
@@ -92,7 +93,7 @@ class BenchConfig:
     #: Diagnostics: one call per k with ``limit=k`` at the default budget (empty: none, and no session metrics).
     item_limits: tuple[int, ...] = (5, 10, 15)
     #: The headline: one call per budget N with ``token_budget=N``.
-    token_budgets: tuple[int, ...] = (500, 1000, 2000)
+    token_budgets: tuple[int, ...] = (500, 1000, 2000, 4000, 8000)
     #: The upstream evidence hit rate on the text of the ``limit=hit_rate_k`` call (None: not computed).
     hit_rate_k: int | None = 15
     categories: frozenset[str] | None = None
@@ -533,6 +534,52 @@ def build_comparison(figures: Mapping[str, Mapping[str, float | None]]) -> dict[
     return {"ours": ours, "baselines": baselines, "rows": rows}
 
 
+def tokens_to_reach(target: float, curve: Sequence[tuple[int, float]]) -> float | None:
+    """The budget at which a system whose evidence at the measured budgets is ``curve`` reaches
+    ``target``, linearly interpolated between the measured budgets; None when it never does."""
+    points = sorted(curve)
+    if not points:
+        return None
+    if target <= points[0][1]:
+        return float(points[0][0])  # already at the smallest measured budget (no extrapolation)
+    for (b0, e0), (b1, e1) in itertools.pairwise(points):
+        if e0 < target <= e1:
+            return b0 + (b1 - b0) * (target - e0) / (e1 - e0)
+    return None
+
+
+def token_efficiency(
+    summaries: Mapping[str, Any], budgets: Sequence[int], metric: str = "evidence_all"
+) -> dict[str, dict[str, Any]]:
+    """For every system that is not a baseline, per budget B: the budget the hybrid baseline needs
+    to reach that system's ``metric`` at B, and how many times B that is (issue 41: "how many times
+    fewer tokens"). None where the baseline never reaches it within the measured budgets."""
+    if HYBRID not in summaries:
+        return {}
+    curve = [
+        (b, v)
+        for b in budgets
+        if (v := summaries[HYBRID]["quality"].get(f"{metric}@{budget_key(b)}", {}).get("overall")) is not None
+    ]
+    out: dict[str, dict[str, Any]] = {}
+    for name, summary in summaries.items():
+        if is_baseline(name):
+            continue
+        rows = {}
+        for b in budgets:
+            ours = summary["quality"].get(f"{metric}@{budget_key(b)}", {}).get("overall")
+            if ours is None:
+                continue
+            need = tokens_to_reach(ours, curve)
+            rows[str(b)] = {
+                "ours": _r(ours),
+                "hybrid_tokens": None if need is None else round(need),
+                "times": None if need is None else round(need / b, 2),
+            }
+        out[name] = {"metric": metric, "baseline": HYBRID, "max_measured": max(budgets), "rows": rows}
+    return out
+
+
 def build_report(
     dataset: EvalDataset,
     conversations: Sequence[Conversation],
@@ -567,6 +614,7 @@ def build_report(
         "config": config.to_json(),
         "systems": summaries,
         "comparison": build_comparison(figures),
+        "token_efficiency": token_efficiency(summaries, config.token_budgets),
         "budget_violations": {name: s["over_budget"] for name, s in summaries.items() if s["over_budget"]},
         "wall_s": round(wall_s, 3),
     }
@@ -659,6 +707,32 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     lines += [f"## At {budgets} tokens of rendered text", ""]
     lines += _comparison_table(report, heads)
     lines += ["", "**bold** = best baseline. Ratios are ours / baseline.", ""]
+
+    # how many times fewer tokens: the budget the hybrid baseline needs for our evidence at B
+    efficiency = report.get("token_efficiency") or {}
+    if efficiency:
+        lines += [
+            "## Token efficiency",
+            "",
+            f"The budget at which `{HYBRID}` reaches each system's evidence (all) at B, interpolated "
+            "linearly between the measured budgets, and how many times B that is; `>` where it never "
+            "reaches it within the largest measured budget.",
+            "",
+            "| system | " + " | ".join(f"B = {int(b):,}" for b in config["token_budgets"]) + " |",
+            "|---|" + "---|" * len(config["token_budgets"]),
+        ]
+        for name, eff in efficiency.items():
+            cells = []
+            for b in config["token_budgets"]:
+                row = eff["rows"].get(str(b))
+                if row is None:
+                    cells.append("–")
+                elif row["hybrid_tokens"] is None:
+                    cells.append(f"> {eff['max_measured']:,} (> {eff['max_measured'] / b:.2f}×)")
+                else:
+                    cells.append(f"{row['hybrid_tokens']:,} ({row['times']:.2f}×)")
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        lines.append("")
 
     # the rendered tokens: every text within its budget
     lines += [

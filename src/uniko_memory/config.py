@@ -17,13 +17,21 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from .errors import ConfigError
+from .errors import ConfigError, refuse_unknown_arguments
 from .security.patterns import check_extra_patterns
 from .store.embedded.vector_options import EmbeddedVectorOptions
 
 
 class _Group(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_arguments(cls, data: Any) -> Any:
+        """An unknown key names the parameter it probably meant (``top_k`` -> ``limit``), not just
+        pydantic's "Extra inputs are not permitted" (``errors.refuse_unknown_arguments``)."""
+        refuse_unknown_arguments(cls.__name__, data, cls.model_fields)
+        return data
 
 
 class StoreConfig(_Group):
@@ -89,6 +97,19 @@ class IngestConfig(_Group):
     #: A turn over ``ChunkingConfig.message_chunk_threshold`` tokens is kept whole but analysed,
     #: embedded and recalled per passage (its chunks), in time and memory linear in its length.
     max_turn_chars: int = Field(1_000_000, ge=1)
+    #: A turn longer than this many characters is a document (a pasted article, log or
+    #: transcript): stored whole and in passages, every passage embedded and recallable, but NER
+    #: and the statement rules read only the passages that begin in its first this-many
+    #: characters (``ingest/document.py``). Past this length a turn costs what
+    #: ``Agent.ingest_artifact`` costs for the same text, plus reading that first part once (under
+    #: a second on 2 cores). 10,000 characters (about 2,000 tokens, 1,500-2,000 words, twice
+    #: ``ChunkingConfig.message_chunk_threshold``) is longer than nearly every conversational turn,
+    #: long answers and emails included, so those are read whole as before.
+    document_turn_chars: int = Field(10_000, ge=1)
+    #: The most Observations a document turn (see ``document_turn_chars``) keeps, the first in
+    #: text order: the statements of its opening page or so. Its other sentences are recalled as
+    #: passages, not attributed to its sender one by one.
+    document_turn_statements: int = Field(50, ge=0)
     #: The most participants one turn may be addressed to (each becomes a Participant).
     max_addressed_to: int = Field(64, ge=0)
     #: The most turns one multi-turn unit may carry.
@@ -297,10 +318,14 @@ class CortexConfig(_Group):
     prune_below: float = Field(0.05, ge=0.0, lt=1.0)
 
 
-#: Tier weights of the reference ("v6 spec").
+#: Tier weights of the reference ("v6 spec"), but for Topics: a conversation has a handful, so
+#: the best of them always tops its list and, at the reference's 1.0, sat in nearly every small
+#: bundle (88 of 94 at 200 tokens on the knowledge-update fixture) with a summary that rarely
+#: answers; at 0.5 the dev split's evidence rose at every budget (BENCHMARKS.md, "Knowledge
+#: updates, third pass").
 DEFAULT_TIER_WEIGHTS: dict[str, float] = {
     "fact": 1.0,
-    "topic": 1.0,
+    "topic": 0.5,
     "procedure": 0.9,
     "episode": 0.7,
     "observation": 0.5,
@@ -317,10 +342,11 @@ DEFAULT_CHANNEL_WEIGHTS: dict[str, float] = {
     "graph": 0.5,
     "temporal": 1.0,
     "neighbours": 0.5,
-    # the Facts of the slots a question names ("Where does Maya live?": residence/maya); off by
-    # default: on the knowledge-update fixture it also surfaced a stale value whose replacement
-    # no slot rule read (BENCHMARKS.md, "Knowledge updates"); 0 skips the search
-    "slots": 0.0,
+    # the Facts of the slots a question names ("Where does Maya live?": residence/maya), valid at
+    # the recall's time; with ``now_recency`` it lifted the current value at 200 tokens on the
+    # knowledge-update fixture and moved nothing on the dev split (BENCHMARKS.md, "Knowledge
+    # updates, third pass"); 0 skips the search
+    "slots": 1.0,
 }
 #: Edge-type weights μ of the graph channel.
 DEFAULT_EDGE_WEIGHTS: dict[str, float] = {
@@ -528,12 +554,12 @@ class RecallFusion(_Group):
     #: recall's ``reference_ts``: the current value comes first, the old one still answers a
     #: question about the past and is the first to go when the budget is tight. 1 turns it off.
     superseded_weight: float = Field(0.5, ge=0.0, le=1.0)
-    #: A question about the present state (it names a slot, or says "now", "these days", "still",
-    #: and is not in the past tense: ``recall.present``) lifts the newer of its best candidates:
+    #: A question about the present state (it says "now", "these days", "still", "any more", and is
+    #: not in the past tense nor about a time window: ``recall.present``) lifts the newer of its best candidates:
     #: fused x (1 - now_recency * (1 - p)), p the candidate's place in time among the best
     #: ``now_recency_top_n`` (newest 1, oldest 0). A changed value is said twice in words that fit
     #: equally well; the dates tell which holds now. 0 turns it off.
-    now_recency: float = Field(0.0, ge=0.0, le=0.9)
+    now_recency: float = Field(0.5, ge=0.0, le=0.9)
     #: How many of the best fused candidates ``now_recency`` reorders.
     now_recency_top_n: int = Field(30, ge=2)
 
@@ -541,8 +567,11 @@ class RecallFusion(_Group):
 class RecallPacking(_Group):
     """From ranked candidates to the bundle: MMR, de-duplication, chunk share (``recall.assemble``)."""
 
-    #: Candidates considered for the bundle, best first (packing is greedy over them).
-    max_candidates: int = Field(200, ge=1)
+    #: Candidates considered for the bundle, best first (packing is greedy over them). A small
+    #: budget fills long before the cap; at 200 an 8,000-token bundle ran out of candidates at
+    #: 5,586 tokens on the dev split, at 800 it holds 7,646 (BENCHMARKS.md, "Recall that uses the
+    #: whole budget").
+    max_candidates: int = Field(800, ge=1)
     #: MMR's balance: relevance × λ − redundancy × (1 − λ).
     mmr_lambda: float = Field(0.7, ge=0.0, le=1.0)
     #: Word overlap (Jaccard) above this drops an item as a near-duplicate.

@@ -17,27 +17,41 @@ The file is one JSON object a line, ``"record"`` naming its kind:
 - ``end`` last: ``counts`` of each record kind, so a truncated file is refused.
 
 Import reads and checks the whole file before it writes anything, refuses an agent that already
-has memory in the target, and writes everything in one unit of work (all or nothing) with the same
-ids, fields and vectors, so recall over the imported memory gives what it gave over the original.
+has memory in the target, and writes everything, tombstones included, in one unit of work (all or
+nothing) with the same ids, fields and vectors, so recall over the imported memory gives what it
+gave over the original.
+
+The file is not trusted: ``read_export`` applies the checks ``observe`` applies to a turn (its
+length, ``IngestConfig.max_turn_chars``, and the other ``IngestConfig`` limits; normalised text),
+refuses a node marked redacted that still holds content (or a vector), a node id, edge, document or
+meta record given twice, a tombstone record ``forget`` could not read, a vector that is not a
+finite vector of the header's dimension, a document whose bytes do not match its hash, and any
+malformed record (bad counts, a missing node, JSON nested too deeply) with an ``ExportError`` that
+names the line.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, TypeAdapter
 from pydantic import ValidationError as PydanticValidationError
 
-from .consolidation.forget.journal import pending_jobs, tombstone_key
+from .config import IngestConfig
+from .consolidation.forget.journal import Tombstone, pending_jobs, tombstone_key
 from .errors import ValidationError
-from .model import Direction, Edge, Node, Tier, node_class
+from .ingest.turn import MAX_ID_CHARS, clean_content, metadata_bytes
+from .model import Direction, Edge, Message, Node, Tier, node_class
 from .model.time import UtcDatetime, utcnow
+from .store.buffered_unit import serialize_node, serialize_props
 from .store.protocol import Store
-from .store.validation import MAX_FIND_LIMIT
+from .store.validation import MAX_FIND_LIMIT, check_agent
+from .store.vector_math import as_unit_vector
 
 EXPORT_FORMAT = "uniko-memory/agent-export"
 EXPORT_VERSION = 1
@@ -45,6 +59,9 @@ EXPORT_VERSION = 1
 EXPORT_BATCH = 500
 #: Agent-scoped meta records an export carries, by the key function that names them.
 _META_KEYS: dict[str, Callable[[str], str]] = {"forget.tombstones": tombstone_key}
+#: What ``forget`` reads from the tombstone record (``consolidation.forget.journal``).
+_STONES = TypeAdapter(dict[str, Tombstone])
+_KINDS = ("node", "edge", "blob", "meta")
 
 RecordKind = Literal["header", "node", "edge", "blob", "meta", "end"]
 
@@ -173,11 +190,17 @@ def export_lines(records: Iterable[dict[str, Any]]) -> Iterator[str]:
         yield json.dumps(record, ensure_ascii=False, separators=(",", ":"))
 
 
-def read_export(lines: Iterable[str]) -> AgentExport:
-    """Parse and check a whole export; ``ExportError`` names the first bad line."""
+def read_export(lines: Iterable[str], *, limits: IngestConfig | None = None) -> AgentExport:
+    """Parse and check a whole export; ``ExportError`` names the first bad line.
+
+    ``limits``: the turn limits ``observe`` enforces (the defaults unless given)."""
+    limits = limits or IngestConfig()
     header: ExportHeader | None = None
     out: AgentExport | None = None
     end: dict[str, int] | None = None
+    node_ids: set[str] = set()
+    edge_keys: set[tuple[str, str, str]] = set()
+    dim: int | None = None
     for lineno, line in enumerate(lines, 1):
         where = f"line {lineno}"
         if not line.strip():
@@ -188,6 +211,8 @@ def read_export(lines: Iterable[str]) -> AgentExport:
             rec = json.loads(line)
         except json.JSONDecodeError as exc:
             raise ExportError(f"{where}: invalid JSON: {exc.msg} (column {exc.colno})") from None
+        except RecursionError:
+            raise ExportError(f"{where}: invalid JSON: nested too deeply") from None
         if not isinstance(rec, dict) or not isinstance(rec.get("record"), str):
             raise ExportError(f"{where}: expected an object with a 'record' kind")
         kind = rec.pop("record")
@@ -199,41 +224,150 @@ def read_export(lines: Iterable[str]) -> AgentExport:
             continue
         try:
             if kind == "node":
-                node = node_class(str(rec.get("tier"))).model_validate(rec.get("node"))
+                if not isinstance(rec.get("node"), dict):
+                    raise ExportError(f"{where}: a node record needs a 'node' object")
+                node = node_class(str(rec.get("tier"))).model_validate(rec["node"])
                 if node.agent != header.agent:
                     raise ExportError(
                         f"{where}: node {node.id} belongs to agent {node.agent!r}, not {header.agent!r}"
                     )
-                out.nodes.append((node, _vector_of(rec.get("vector"), where)))
+                if node.id in node_ids:
+                    raise ExportError(f"{where}: node {node.id} appears twice in the file")
+                vector = _vector_of(rec.get("vector"), where)
+                if vector is not None:
+                    dim = header.embedding_dim or dim or int(vector.shape[0])
+                    _check_vector(vector, dim, node.id)
+                _check_node(node, vector, limits)
+                node_ids.add(node.id)
+                out.nodes.append((node, vector))
             elif kind == "edge":
-                out.edges.append(Edge.model_validate(rec.get("edge")))
+                edge = Edge.model_validate(rec.get("edge"))
+                if edge.key() in edge_keys:
+                    raise ExportError(f"{where}: edge {' '.join(edge.key())} appears twice in the file")
+                serialize_props(edge)
+                edge_keys.add(edge.key())
+                out.edges.append(edge)
             elif kind == "blob":
                 sha, data = rec.get("sha256"), rec.get("data")
                 if not isinstance(sha, str) or not isinstance(data, str):
                     raise ExportError(f"{where}: a blob needs 'sha256' and 'data' strings")
-                out.blobs[sha] = base64.b64decode(data, validate=True)
+                if sha in out.blobs:
+                    raise ExportError(f"{where}: document {sha} appears twice in the file")
+                blob = base64.b64decode(data, validate=True)
+                if hashlib.sha256(blob).hexdigest() != sha:
+                    raise ExportError(f"{where}: the document's bytes do not match its sha256")
+                out.blobs[sha] = blob
             elif kind == "meta":
                 key, value = rec.get("key"), rec.get("value")
-                if key not in _META_KEYS or not isinstance(value, str):
+                if not isinstance(key, str) or key not in _META_KEYS or not isinstance(value, str):
                     raise ExportError(f"{where}: unknown meta record {key!r}; known: {', '.join(_META_KEYS)}")
-                out.meta[key] = value
+                if key in out.meta:
+                    raise ExportError(f"{where}: meta record {key!r} appears twice in the file")
+                out.meta[key] = _tombstones(value, where)
             elif kind == "end":
-                end = rec.get("counts") if isinstance(rec.get("counts"), dict) else {}
+                end = _counts(rec.get("counts"), where)
             else:
                 raise ExportError(f"{where}: unknown record kind {kind!r}")
         except (PydanticValidationError, ValidationError) as exc:
+            if isinstance(exc, ExportError):  # every refusal names its line
+                raise exc if str(exc).startswith(where) else ExportError(f"{where}: {exc}") from None
             raise ExportError(f"{where}: invalid {kind} record: {_first_error(exc)}") from None
-        except ValueError as exc:
-            if isinstance(exc, ExportError):
-                raise
+        except RecursionError:
+            raise ExportError(f"{where}: invalid {kind} record: nested too deeply") from None
+        except (ValueError, TypeError) as exc:
             raise ExportError(f"{where}: invalid {kind} record: {exc}") from None
     if out is None:
         raise ExportError("empty file: no 'header' record")
     if end is None:
         raise ExportError("no 'end' record: the file is truncated")
-    if {k: int(v) for k, v in end.items()} != out.counts():
+    if {k: end.get(k, 0) for k in _KINDS} != out.counts():
         raise ExportError(f"the 'end' record counts {end}, the file holds {out.counts()}: it is damaged")
     return out
+
+
+def _counts(counts: Any, where: str) -> dict[str, int]:
+    """The 'end' record's counts: each record kind's number, a whole number."""
+    if not isinstance(counts, dict) or not all(
+        k in _KINDS and type(v) is int and v >= 0 for k, v in counts.items()
+    ):
+        raise ExportError(
+            f"{where}: the 'end' record's 'counts' must give {', '.join(_KINDS)} as whole numbers"
+        )
+    return counts
+
+
+def _tombstones(value: str, where: str) -> str:
+    """A tombstone record ``forget`` can read (else refused), as ``forget`` writes it."""
+    try:
+        stones = _STONES.validate_json(value)
+    except PydanticValidationError as exc:
+        raise ExportError(
+            f"{where}: the forget.tombstones record is not valid: {_first_error(exc)}"
+        ) from None
+    for pid, stone in stones.items():
+        if not pid or len(pid) > MAX_ID_CHARS or len(stone.entity or "") > MAX_ID_CHARS:
+            raise ExportError(f"{where}: the forget.tombstones record names an id that is empty or too long")
+    return _STONES.dump_json(stones).decode()
+
+
+def _check_vector(vector: np.ndarray, dim: int, node_id: str) -> None:
+    """What the store would refuse at commit (``as_unit_vector``), refused here."""
+    if vector.shape[0] != dim:
+        raise ExportError(f"node {node_id}: its vector has {vector.shape[0]} dimensions, the export's {dim}")
+    try:
+        as_unit_vector(vector, dim)
+    except ValueError as exc:
+        raise ExportError(f"node {node_id}: {exc}") from None
+
+
+def _check_node(node: Node, vector: np.ndarray | None, limits: IngestConfig) -> None:
+    """The checks ``observe`` applies to what it stores, applied to an imported node (``ExportError``)."""
+    label = f"node {node.id}"
+    if node.redacted:
+        blank = node.redacted_copy()
+        held = [f for f in node.content_fields if getattr(node, f) != getattr(blank, f)]
+        if held:
+            raise ExportError(
+                f"{label} is marked redacted but still holds {', '.join(held)}: a redacted node is "
+                "stored blank, so this file was not written by `uniko export` (or was edited)"
+            )
+        if vector is not None:
+            raise ExportError(f"{label} is marked redacted but carries a vector of its content")
+    for name in node.content_fields:
+        value = getattr(node, name)
+        if isinstance(value, str) and len(value) > limits.max_turn_chars:
+            raise ExportError(
+                f"{label} has {len(value):,} characters in {name}, over the limit of "
+                f"{limits.max_turn_chars:,} (IngestConfig.max_turn_chars) that observe enforces"
+            )
+    if isinstance(node, Message):
+        _check_message(node, label, limits)
+    serialize_node(node)  # text the store cannot write (a lone surrogate, ...) is refused here
+
+
+def _check_message(msg: Message, label: str, limits: IngestConfig) -> None:
+    if not msg.redacted and not msg.content.strip():
+        raise ExportError(f"{label} has empty content; observe never stores one")
+    if clean_content(msg.content) != msg.content:
+        raise ExportError(
+            f"{label} holds characters observe removes (control characters, lone surrogates or "
+            "carriage returns)"
+        )
+    for name in ("external_id", "sender_name"):
+        if len(getattr(msg, name)) > MAX_ID_CHARS:
+            raise ExportError(f"{label}: {name} is over the limit of {MAX_ID_CHARS} characters")
+    if len(msg.addressed_to) > limits.max_addressed_to:
+        raise ExportError(
+            f"{label} is addressed to {len(msg.addressed_to):,} participants, over the limit of "
+            f"{limits.max_addressed_to:,} (IngestConfig.max_addressed_to)"
+        )
+    if msg.metadata:
+        size = metadata_bytes(msg.metadata, label)
+        if size > limits.max_metadata_bytes:
+            raise ExportError(
+                f"{label} has {size:,} bytes of metadata, over the limit of "
+                f"{limits.max_metadata_bytes:,} (IngestConfig.max_metadata_bytes)"
+            )
 
 
 def _header(rec: dict[str, Any], where: str) -> ExportHeader:
@@ -241,14 +375,16 @@ def _header(rec: dict[str, Any], where: str) -> ExportHeader:
         raise ExportError(
             f"{where}: not a uniko export (format {rec.get('format')!r}, expected {EXPORT_FORMAT!r})"
         )
-    if rec.get("version") != EXPORT_VERSION:
+    if type(rec.get("version")) is not int or rec.get("version") != EXPORT_VERSION:
         raise ExportError(
             f"{where}: export version {rec.get('version')!r}; this uniko reads version {EXPORT_VERSION}"
         )
     try:
-        return ExportHeader.model_validate(rec)
-    except PydanticValidationError as exc:
+        header = ExportHeader.model_validate(rec)
+        check_agent(header.agent)
+    except (PydanticValidationError, ValidationError) as exc:
         raise ExportError(f"{where}: invalid header: {_first_error(exc)}") from None
+    return header
 
 
 def _first_error(exc: Exception) -> str:
@@ -269,7 +405,8 @@ class ImportReport(BaseModel):
 
 async def check_import(store: Store, data: AgentExport, *, embedding_model: str | None) -> None:
     """Refuse (``ExportError``) an import that would mix memories: the agent already has nodes or
-    tombstones in ``store``, or the vectors come from another embedding model."""
+    tombstones in ``store``, or the vectors come from another embedding model or have another
+    dimension than the store's."""
     agent = data.header.agent
     if await store.count(agent) or any([await store.get_meta(k(agent)) for k in _META_KEYS.values()]):
         raise ExportError(
@@ -287,13 +424,19 @@ async def check_import(store: Store, data: AgentExport, *, embedding_model: str 
             f"the export's vectors come from embedding model {exported!r}; the target store uses "
             f"{embedding_model!r}. Import into a store opened with {exported!r}."
         )
+    dims = {int(v.shape[0]) for _, v in data.nodes if v is not None}
+    if dims and store.dim is not None and dims != {store.dim}:
+        raise ExportError(
+            f"the export's vectors have {min(dims)} dimensions; the target store's have {store.dim}"
+        )
 
 
 async def import_agent(
     store: Store, data: AgentExport, *, progress: Callable[[int], None] | None = None
 ) -> ImportReport:
-    """Write an export into ``store`` in one unit of work (all or nothing); call ``check_import``
-    first. ``progress`` is called with the number of nodes buffered, then once more on commit."""
+    """Write an export into ``store`` in one unit of work (all or nothing: the tombstones too);
+    call ``check_import`` first. ``progress`` is called with the number of nodes buffered, then
+    once more on commit."""
     agent = data.header.agent
     async with store.unit(agent) as unit:
         for sha, blob in data.blobs.items():
@@ -304,10 +447,10 @@ async def import_agent(
                 progress(EXPORT_BATCH)
         for edge in data.edges:
             unit.put_edge(edge)
+        for name, value in data.meta.items():
+            unit.set_meta(_META_KEYS[name](agent), value)
     if progress is not None and len(data.nodes) % EXPORT_BATCH:
         progress(len(data.nodes) % EXPORT_BATCH)
-    for name, value in data.meta.items():
-        await store.set_meta(_META_KEYS[name](agent), value)
     return ImportReport(
         agent=agent, nodes=len(data.nodes), edges=len(data.edges), blobs=len(data.blobs), meta=len(data.meta)
     )

@@ -396,9 +396,9 @@ async def test_a_link_to_an_open_store_is_the_same_store(seeded: tuple[Path, set
         alias.symlink_to(path)
     uni = await _open(path)
     try:
-        with pytest.raises(StoreLocked, match="open in another process"):
+        with pytest.raises(StoreLocked, match="already open in this process"):
             await _open(alias)
-        with pytest.raises(StoreLocked, match="open in another process"):
+        with pytest.raises(StoreLocked, match="already open in this process"):
             await EmbeddedStore.open(alias)
     finally:
         await uni.close()

@@ -74,8 +74,8 @@ def inspector(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     lines = []
     for line in proc.stderr:
         lines.append(line)
-        if m := re.search(r"at (http://127\.0\.0\.1:\d+/)", line):
-            url = m.group(1)
+        if m := re.search(r"at (http://127\.0\.0\.1:\d+/\?token=\S+)", line):
+            url = m.group(1)  # the launch URL, with the per-run token
             break
     try:
         assert url, f"the inspector did not start: {''.join(lines)}"
@@ -175,17 +175,22 @@ def test_the_page_browses_recalls_and_forgets(page: object) -> None:
 def test_the_api_refuses_other_hosts_and_writes_without_the_token(inspector: str) -> None:
     import httpx
 
-    assert httpx.get(inspector + "api/overview", headers={"Host": "attacker.example"}).status_code == 403
-    r = httpx.post(inspector + "api/agents/alice/forget", json={"session": "s1", "confirm": True})
+    base, _, token = inspector.partition("?token=")
+    assert httpx.get(base + "api/overview", headers={"Host": "attacker.example"}).status_code == 403
+    r = httpx.post(base + "api/agents/alice/forget", json={"session": "s1", "confirm": True})
     assert r.status_code == 403 and "X-Inspector-Token" in r.json()["error"]
-    page = httpx.get(inspector)
-    assert "script-src 'self'" in page.headers["content-security-policy"]
-    token = re.search(r'name="inspector-token" content="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
+    # every route, the page and its reads included, needs the token; the page does not hand it out
+    for path in ("", "app.js", "app.css", "api/overview", "api/agents/alice/sessions"):
+        anon = httpx.get(base + path)
+        assert anon.status_code == 401, (path, anon.status_code)
+        assert token not in anon.text
+    page = httpx.get(base, headers={"X-Inspector-Token": token})
+    assert page.status_code == 200 and "script-src 'self'" in page.headers["content-security-policy"]
     r = httpx.post(
-        inspector + "api/agents/alice/forget", json={"session": "s1"}, headers={"X-Inspector-Token": token}
+        base + "api/agents/alice/forget", json={"session": "s1"}, headers={"X-Inspector-Token": token}
     )
     assert r.status_code == 400 and "confirm" in r.json()["error"]
     r = httpx.post(
-        inspector + "api/agents/alice/recall", json={"question": ""}, headers={"X-Inspector-Token": token}
+        base + "api/agents/alice/recall", json={"question": ""}, headers={"X-Inspector-Token": token}
     )
     assert r.status_code == 400 and "question" in r.json()["error"]

@@ -86,7 +86,7 @@ async def test_every_loopback_address_refuses_a_foreign_host(uni: Uniko, bound: 
 
 async def test_a_loopback_server_with_tokens_still_checks_the_host(uni: Uniko) -> None:
     tokens = TokenMap({TOKEN: "alice"})
-    app = http_app(build_server(uni, tokens=tokens), "127.0.0.2", PORT, has_tokens=True)
+    app = http_app(build_server(uni, tokens=tokens), "127.0.0.2", PORT, has_tokens=True, tokens=tokens)
     auth = {"Authorization": f"Bearer {TOKEN}"}
     async with _serving(app) as post:
         assert (await post({**auth, "Host": "evil.example"})).status_code == 421

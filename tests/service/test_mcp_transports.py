@@ -197,7 +197,7 @@ def _start_inspector(db: Path) -> tuple[subprocess.Popen[str], str | None, str]:
     notes = []
     for line in proc.stderr:
         notes.append(line)
-        if m := re.search(r"at (http://127\.0\.0\.1:\d+/)", line):
+        if m := re.search(r"at (http://127\.0\.0\.1:\d+/\?token=\S+)", line):
             return proc, m.group(1), "".join(notes)
     return proc, None, "".join(notes)
 
@@ -213,13 +213,14 @@ async def test_the_inspector_reads_beside_a_running_server(tmp_path: Path) -> No
         inspector, url, notes = _start_inspector(db)
         assert url, notes
         assert "opening it read-only" in notes
-        async with httpx2.AsyncClient(timeout=60) as http:
-            overview = (await http.get(url + "api/overview")).json()
+        base, _, token = url.partition("?token=")
+        async with httpx2.AsyncClient(timeout=60, headers={"X-Inspector-Token": token}) as http:
+            overview = (await http.get(base + "api/overview")).json()
             assert overview["read_only"] is True
             assert overview["agents"][0]["tiers"]["message"] == 1
             second = {**TURN, "id": "t2", "content": "Miso loves tuna."}
             await server.call(None, "observe", {"session": "s1", "turns": [second]})
-            msgs = (await http.get(url + "api/agents/alice/messages?session=s1")).json()["messages"]
+            msgs = (await http.get(base + "api/agents/alice/messages?session=s1")).json()["messages"]
             assert [m["turn_id"] for m in msgs] == ["t1", "t2"]  # the writer's new turn, seen
     finally:
         if inspector is not None:

@@ -81,6 +81,31 @@ def test_memory_flush_reaches_uniko_and_chat_gets_recall(fresh_agent: Agent) -> 
     assert "<uniko_memory>" in (messages[0].content or "") and "Anika" in (messages[0].content or "")
 
 
+def test_a_read_right_after_the_flush_into_uniko_sees_it_without_agent_flush(fresh_agent: Agent) -> None:
+    """Issue 40.4: ``Memory.get()`` right after the buffer overflowed into uniko showed no uniko
+    block until ``agent.flush_sync()``; recall now waits (bounded) for the turns' background work."""
+    block = UnikoMemoryBlock(agent=fresh_agent, priority=0, similarity_top_k=4)
+    memory = Memory.from_defaults(
+        session_id="llama-rw",
+        token_limit=1000,
+        chat_history_token_ratio=0.04,
+        token_flush_size=20,
+        memory_blocks=[block],
+    )
+    memory.put_messages(
+        [
+            _user("My sister Anika plays the violin in the city orchestra."),
+            ChatMessage(role=MessageRole.ASSISTANT, content="That sounds lovely."),
+            _user("I also adopted a grey cat named Biscuit last spring."),
+            ChatMessage(role=MessageRole.ASSISTANT, content="Biscuit is a great name."),
+            _user("The weather in Lisbon has been sunny all week long."),
+        ]
+    )
+    messages = memory.get(input="Who plays the violin?")
+    assert messages[0].role == MessageRole.SYSTEM
+    assert "<uniko_memory>" in (messages[0].content or "") and "Anika" in (messages[0].content or "")
+
+
 async def test_wake_up_at_the_start_of_a_conversation(sample_agent: Agent) -> None:
     block = UnikoMemoryBlock(
         agent=sample_agent, scope="agent", token_budget=300, wake_up=True, wake_up_tokens=300

@@ -26,6 +26,12 @@ turn is checked first and one refused turn stores nothing (exit 2).
 The harness is not part of the installed package: it is found in the source checkout this module
 lives in (an editable install), in ``$UNIKO_BENCH_ROOT``, or in the current directory or one above.
 
+Every command that opens a store takes ``--path DB`` after the command name or before it
+(``uniko --path DB stats``; ``stats DB`` still works). The commands that only read (``recall``,
+``list``, ``show``, ``sessions``, ``export``, ``stats``) take ``--read-only``: a reader beside the
+process that writes the store. A command that finds the store taken (``StoreLocked``) says how to
+read it anyway (``store_access.locked_hint``).
+
 Looking inside a store (each with ``--path``, ``--agent`` (optional when the store holds one),
 ``--json``; bad input exits 2 and writes nothing): ``recall "question"`` (the rendered bundle;
 ``--budget``, ``--explain``, ``--session``, ``--participant``, ``--viewer``), ``list`` (one tier,

@@ -8,7 +8,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..errors import UnikoError
 from .output import _err, _out
+from .store_access import DEFAULT_STORE, engine_error
 
 
 def register(sub: Any) -> None:
@@ -18,7 +20,9 @@ def register(sub: Any) -> None:
         description="Run the integrity audit (read-only) on an embedded store. Exit status: 0 clean, "
         "1 findings (each path's count and offending ids are printed), 2 no store.",
     )
-    p.add_argument("--path", type=Path, required=True, help="the embedded store")
+    p.add_argument(
+        "--path", type=Path, default=DEFAULT_STORE, help=f"the embedded store (default: ./{DEFAULT_STORE})"
+    )
     p.add_argument(
         "--agent", action="append", default=None, help="audit this agent (repeatable; default: all)"
     )
@@ -31,7 +35,11 @@ def run(args: argparse.Namespace) -> int:
     if not args.path.exists():
         _err(f"uniko audit: no store at {args.path}")
         return 2
-    return asyncio.run(_audit(args.path, args.agent, args.probe_queries, args.json))
+    try:
+        return asyncio.run(_audit(args.path, args.agent, args.probe_queries, args.json))
+    except UnikoError as exc:
+        _err(engine_error("audit", exc))
+        return 2
 
 
 async def _audit(path: Path, agents: list[str] | None, probe_queries: int | None, as_json: bool) -> int:

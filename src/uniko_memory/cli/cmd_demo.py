@@ -33,19 +33,18 @@ async def demo(path: Path = DEMO_PATH) -> None:
     try:
         agent = uni.agent(DEMO_AGENT)
         latencies = []
+        replays = 0
         t0 = time.perf_counter()
         for t in turns:
             r = await agent.session(t.session).observe(t.turn())
-            latencies.append(r.timings.total_ms if r.timings else 0.0)
+            replays += r.was_replay
+            if not r.was_replay:
+                latencies.append(r.timings.total_ms if r.timings else 0.0)
         ingest_ms = (time.perf_counter() - t0) * 1000
         await agent.flush()
         sessions = list(dict.fromkeys(t.session for t in turns))
         reports = [await agent.session(s).finalize() for s in sessions]
-        latencies.sort()
-        _out(
-            f"stored {len(turns)} turns in {len(sessions)} sessions in {ingest_ms:.0f} ms "
-            f"(P1+P2 median {latencies[len(latencies) // 2]:.1f} ms/turn, first turn loads the models) at {db}"
-        )
+        _out(_stored_line(len(turns) - replays, replays, len(sessions), ingest_ms, latencies, db))
         store = uni.kb.store
         for tier in Tier:
             n = await store.count(DEMO_AGENT, tier)
@@ -97,11 +96,32 @@ async def demo(path: Path = DEMO_PATH) -> None:
         await uni.close()
 
 
-async def stats(path: Path) -> None:
-    """Count the nodes per agent and tier of the embedded store at ``path`` (no models loaded)."""
-    from ..knowledge_base import KnowledgeBase
+def _stored_line(
+    stored: int, replays: int, sessions: int, ingest_ms: float, latencies: list[float], db: Path
+) -> str:
+    """What the demo's ingest did: new turns and replays of turns the store already held, apart."""
+    if not stored:
+        return (
+            f"stored 0 new turns: all {replays} were already stored at {db} (a rerun replays them; "
+            f"delete {db} for a fresh demo)"
+        )
+    latencies = sorted(latencies)
+    again = f" ({replays} already stored)" if replays else ""
+    return (
+        f"stored {stored} turns{again} in {sessions} sessions in {ingest_ms:.0f} ms "
+        f"(P1+P2 median {latencies[len(latencies) // 2]:.1f} ms/turn, first turn loads the models) at {db}"
+    )
 
-    kb = await KnowledgeBase.from_config(path=path, default_models=False)
+
+async def stats(path: Path, *, read_only: bool = False) -> None:
+    """Count the nodes per agent and tier of the embedded store at ``path`` (no models loaded);
+    ``read_only``: a reader beside the process that writes it."""
+    from ..knowledge_base import KnowledgeBase
+    from .store_access import reader_config
+
+    kb = await KnowledgeBase.from_config(
+        reader_config() if read_only else None, path=path, default_models=False
+    )
     try:
         await _print_tiers(kb.store, await kb.store.agents())
     finally:

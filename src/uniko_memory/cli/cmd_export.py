@@ -56,7 +56,7 @@ def register(sub: Any) -> None:
         description="Write every node (redacted ones stay redacted), edge, vector and document of one agent "
         "as JSONL; `uniko import` reads it back into another store.",
     )
-    add_store_options(p)
+    add_store_options(p, read_only=True)
     p.add_argument(
         "-o",
         "--out",
@@ -103,7 +103,7 @@ def way_to(out: str) -> Way:
 
 async def export(args: argparse.Namespace) -> int:
     way = way_to(args.out)
-    async with open_kb(args.path) as kb:
+    async with open_kb(args.path, read_only=args.read_only) as kb:
         store = kb.store
         agent = await pick_agent(store, args.agent)
         total = sum([await store.count(agent, t) for t in Tier])

@@ -46,14 +46,25 @@ def _read(path: Path) -> Any:
         raise CliError(f"{path}: is a directory") from None
     except UnicodeDecodeError as exc:
         raise CliError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise CliError(f"{path}: {exc.strerror or exc}") from None
     except ExportError as exc:
         raise CliError(f"{path}: {exc}; nothing was imported") from None
+
+
+def _files_to_make(path: Path) -> list[Path]:
+    """What opening a new store at ``path`` creates and a refused import removes again: the file,
+    SQLite's journal files and the lock file beside the real path (those already there are kept)."""
+    real = Path(os.path.realpath(path))
+    files = [path, Path(f"{path}-wal"), Path(f"{path}-shm"), real.with_name(real.name + ".lock")]
+    return [p for p in files if not os.path.lexists(p)]
 
 
 async def import_file(args: argparse.Namespace) -> int:
     data = _read(args.file)  # the whole file is checked before the store is opened
     created = not args.path.exists()
     args.path.parent.mkdir(parents=True, exist_ok=True)
+    made = _files_to_make(args.path) if created else []
     if created:
         args.path.touch()
     ok = False
@@ -70,10 +81,10 @@ async def import_file(args: argparse.Namespace) -> int:
                 report = await import_agent(kb.store, data, progress=bar.advance)
         ok = True
     finally:
-        if created and not ok:  # leave no empty store behind a refused import
-            for suffix in ("", "-wal", "-shm"):
+        if not ok:  # leave no empty store (nor its lock file) behind a refused import
+            for path in made:
                 with contextlib.suppress(FileNotFoundError):
-                    os.unlink(f"{args.path}{suffix}")
+                    os.unlink(path)
     if args.json:
         print_json(report.model_dump())
     else:

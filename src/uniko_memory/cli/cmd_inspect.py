@@ -2,7 +2,8 @@
 
 It opens the store read-write when it can (forget works from the page), and read-only beside
 the process that writes it otherwise (``uniko mcp`` holding it, say): the page then reads and
-recalls, and forget is left to that process. It never creates a store.
+recalls, and forget is left to that process. It never creates a store. It prints the URL to open,
+with a per-run token (``?token=...``): every route answers only requests that carry it.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "inspect",
         help="browse a memory in a local web page (tiers, provenance graph, recall trace, forget)",
-        description="Serve the memory inspector on http://127.0.0.1:PORT/ (loopback only).",
+        description="Serve the memory inspector on http://127.0.0.1:PORT/ (loopback only); open the URL "
+        "it prints, which carries the per-run token every route needs.",
     )
     p.add_argument("--path", type=Path, default=DEFAULT_PATH, help=f"the store (default: ./{DEFAULT_PATH})")
     p.add_argument(
@@ -41,7 +43,7 @@ async def _serve(args: argparse.Namespace) -> int:
     from ..errors import NotFound, StoreLocked
     from ..facade import Uniko
     from ..service.http import bind_socket, serve, url_of
-    from ..service.inspector import InspectorData, inspector_app
+    from ..service.inspector import InspectorData, inspector_app, launch_url, new_token
 
     if not args.path.is_file():
         raise NotFound(f"no store at {args.path}")
@@ -57,8 +59,11 @@ async def _serve(args: argparse.Namespace) -> int:
     try:
         sock = bind_socket(HOST, args.port)
         port = sock.getsockname()[1]
-        app = inspector_app(InspectorData(uni), port=port)
-        url = url_of(sock, "/")
+        token = new_token()
+        app = inspector_app(InspectorData(uni), port=port, token=token)
+        # the token goes to the user who started the inspector, and nowhere else: every route
+        # answers only requests carrying it (the page keeps it in a cookie once opened)
+        url = launch_url(url_of(sock, "/"), token)
         await serve(app, sock, on_ready=lambda: _err(f"uniko inspect: {args.path} at {url}"))
         return 0
     finally:

@@ -21,7 +21,7 @@ def register(sub: Any) -> None:
         help="list the nodes of a tier (messages, observations, facts, ...), filtered and paged",
         description="List an agent's nodes of one tier, oldest first (--newest: newest first).",
     )
-    add_store_options(p)
+    add_store_options(p, read_only=True)
     p.add_argument(
         "--tier", default="message", help=f"one of {', '.join(t.value for t in Tier)} (default: message)"
     )
@@ -51,7 +51,7 @@ async def list_nodes(args: argparse.Namespace) -> int:
         raise CliError(
             f"--limit must be at least 1 and --offset at least 0 (together at most {MAX_FIND_LIMIT:,})"
         )
-    async with open_kb(args.path) as kb:
+    async with open_kb(args.path, read_only=args.read_only) as kb:
         store = kb.store
         agent = await pick_agent(store, args.agent)
         parts: list[Filter] = []

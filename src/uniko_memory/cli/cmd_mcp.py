@@ -21,6 +21,8 @@ from .serving import run_server
 TOKEN_ENV = "UNIKO_MCP_TOKEN"
 DEFAULT_PORT = 8765
 DEFAULT_AGENT = "default"
+#: Mirrors ``service.sessions.DEFAULT_SESSIONS_PER_TOKEN`` (the MCP SDK is imported only to serve).
+DEFAULT_SESSIONS_PER_TOKEN = 64
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -48,6 +50,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--tokens-file", type=Path, default=None, help='JSON {"token": "agent", ...}: one agent per token'
     )
     p.add_argument(
+        "--max-sessions-per-token",
+        type=int,
+        default=DEFAULT_SESSIONS_PER_TOKEN,
+        metavar="N",
+        help=f"open MCP sessions one token may hold over HTTP (default {DEFAULT_SESSIONS_PER_TOKEN}); "
+        "past it its least recently used idle session is closed, or 429 when all are busy",
+    )
+    p.add_argument(
         "--read-only",
         action="store_true",
         help="open the store read-only beside the process that writes it; offers recall and list_sessions",
@@ -64,6 +74,7 @@ async def _serve(args: argparse.Namespace) -> int:
     from ..service.auth import TokenMap
     from ..service.http import bind_socket, check_exposure, serve, url_of
     from ..service.mcp_server import build_server, http_app, require_mcp
+    from ..service.sessions import check_quota
 
     require_mcp()
     token = args.token or os.environ.get(TOKEN_ENV) or None
@@ -82,6 +93,7 @@ async def _serve(args: argparse.Namespace) -> int:
         )
     sock = None
     if args.http:
+        check_quota(args.max_sessions_per_token)
         check_exposure(args.host, tokens is not None)
         sock = bind_socket(args.host, args.port)
     from ..config import UnikoConfig
@@ -100,7 +112,14 @@ async def _serve(args: argparse.Namespace) -> int:
             await server.run_stdio_async()
             return 0
         host, port = sock.getsockname()[:2]
-        app = http_app(server, host, port, has_tokens=tokens is not None)
+        app = http_app(
+            server,
+            host,
+            port,
+            has_tokens=tokens is not None,
+            tokens=tokens,
+            sessions_per_token=args.max_sessions_per_token,
+        )
         url = url_of(sock, "/mcp")
         auth = "bearer token required" if tokens else "no authentication (loopback)"
         await serve(app, sock, on_ready=lambda: _err(f"uniko mcp: serving {args.path} at {url} ({auth})"))

@@ -18,7 +18,7 @@ def register(sub: Any) -> None:
         "prompt gets, within --budget tokens.",
     )
     p.add_argument("question")
-    add_store_options(p)
+    add_store_options(p, read_only=True)
     p.add_argument(
         "--budget", type=int, default=None, help="token budget of the rendered text (default: config)"
     )
@@ -60,7 +60,7 @@ async def recall(args: argparse.Namespace) -> int:
         )
     elif args.team or args.org:
         raise CliError("--team and --org describe a --viewer; give --viewer too")
-    async with open_engine(args.path) as uni:
+    async with open_engine(args.path, read_only=args.read_only) as uni:
         agent = uni.agent(await pick_agent(uni.kb.store, args.agent))
         bundle = await agent.recall(args.question, **options)
     if args.json:

@@ -13,7 +13,7 @@ from .store_access import add_store_options, open_kb, pick_agent, print_json, ru
 
 def register(sub: Any) -> None:
     p = sub.add_parser("sessions", help="list an agent's sessions (turns, participants, finalised, closed)")
-    add_store_options(p)
+    add_store_options(p, read_only=True)
     p.set_defaults(run=run)
 
 
@@ -22,7 +22,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def sessions(args: argparse.Namespace) -> int:
-    async with open_kb(args.path) as kb:
+    async with open_kb(args.path, read_only=args.read_only) as kb:
         agent = await pick_agent(kb.store, args.agent)
         found = await kb.store.find(agent, Tier.SESSION, limit=MAX_FIND_LIMIT, include_redacted=True)
     rows = sorted((s for s in found if isinstance(s, Session)), key=lambda s: (s.started_at, s.external_id))

@@ -60,7 +60,7 @@ def register(sub: Any) -> None:
         "its edges and where it came from, down to the Messages.",
     )
     p.add_argument("id")
-    add_store_options(p)
+    add_store_options(p, read_only=True)
     p.add_argument(
         "--max-children",
         type=int,
@@ -139,7 +139,7 @@ async def _find_agent(store: Any, agent: str | None, node_id: str) -> tuple[str,
 async def show(args: argparse.Namespace) -> int:
     if args.max_children < 0:
         raise CliError("--max-children must be at least 0")
-    async with open_kb(args.path) as kb:
+    async with open_kb(args.path, read_only=args.read_only) as kb:
         store = kb.store
         agent, node = await _find_agent(store, args.agent, args.id)
         edges_out = await store.neighbors(agent, [node.id], None, Direction.OUT)

@@ -26,6 +26,14 @@ from .cmd_demo import DEMO_PATH, demo, stats
 from .cmd_ingest import DEFAULT_PATH, ingest, ingest_doc
 from .formats import InputError
 from .output import _err
+from .store_access import (
+    DEFAULT_STORE,
+    CliError,
+    add_read_only_option,
+    engine_error,
+    require_store,
+    run_command,
+)
 
 #: Commands that register themselves (``register(sub)`` adds the sub-command and its ``run``).
 SELF_REGISTERING = (
@@ -54,11 +62,65 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
+def _is_path_option(arg: str) -> bool:
+    return arg == "--path" or arg.startswith("--path=")
+
+
+def hoist_path(argv: Sequence[str]) -> list[str]:
+    """``uniko --path DB COMMAND ...`` is ``uniko COMMAND --path DB ...``: a ``--path`` given before
+    the command moves after it, so every command reads it in one place. Given on both sides it must
+    name one store (``CliError`` otherwise)."""
+    front: list[str] = []
+    i = 0
+    while i < len(argv) and _is_path_option(argv[i]):
+        take = 1 if "=" in argv[i] else 2
+        front += argv[i : i + take]
+        i += take
+    if not front or i >= len(argv):
+        return list(argv)
+    command, rest = argv[i], list(argv[i + 1 :])
+    if command == "bench":
+        raise CliError("`uniko bench` takes no --path: it builds its own stores (see `uniko bench --help`)")
+    if any(_is_path_option(a) for a in rest):
+        given = [
+            _path_value(front, 0),
+            *(_path_value(rest, j) for j, a in enumerate(rest) if _is_path_option(a)),
+        ]
+        if len({Path(g) for g in given if g is not None}) > 1:
+            raise CliError(
+                f"--path is given twice with different stores ({', '.join(map(str, given))}); give one"
+            )
+    return [command, *front, *rest]
+
+
+def _path_value(args: Sequence[str], at: int) -> str | None:
+    arg = args[at]
+    if arg.startswith("--path="):
+        return arg.split("=", 1)[1]
+    return args[at + 1] if at + 1 < len(args) else None
+
+
 def _main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        argv = hoist_path(sys.argv[1:] if argv is None else argv)
+    except CliError as exc:
+        _err(f"uniko: {exc}")
+        return 2
     if argv[:1] == ["bench"]:  # every later argument (--help included) belongs to the harness
         return bench(argv[1:])
-    parser = argparse.ArgumentParser(prog="uniko", description="uniko-memory command line")
+    parser = argparse.ArgumentParser(
+        prog="uniko",
+        description="uniko-memory command line",
+        epilog="Every command that opens a store takes --path DB (default ./uniko.db; the demo's "
+        "./uniko-demo.db), before or after the command name.",
+    )
+    parser.add_argument(
+        "--path",
+        type=Path,
+        dest="store_before_command",
+        metavar="DB",
+        help="the store, for the command that follows (the same as --path after it)",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser(
         "bench",
@@ -71,7 +133,11 @@ def _main(argv: Sequence[str] | None = None) -> int:
         "--path", type=Path, default=DEMO_PATH, help=f"where the demo store is kept (default: ./{DEMO_PATH})"
     )
     p_stats = sub.add_parser("stats", help="count nodes per agent and tier in a store")
-    p_stats.add_argument("path", type=Path)
+    p_stats.add_argument(
+        "store", type=Path, nargs="?", default=None, help=f"the store (or --path; default: ./{DEFAULT_STORE})"
+    )
+    p_stats.add_argument("--path", type=Path, default=None, help=f"the store (default: ./{DEFAULT_STORE})")
+    add_read_only_option(p_stats)
     p_ing = sub.add_parser(
         "ingest",
         help="ingest a LoCoMo JSON file or a JSONL file of turns",
@@ -124,12 +190,9 @@ def _main(argv: Sequence[str] | None = None) -> int:
         rc: int = run(args)
         return rc
     if args.command == "demo":
-        asyncio.run(demo(args.path))
+        return run_command("demo", lambda: demo(args.path))
     elif args.command == "stats":
-        if not args.path.exists():
-            _err(f"uniko stats: no store at {args.path}")
-            return 2
-        asyncio.run(stats(args.path))
+        return _stats(args)
     elif args.command == "ingest":
         from ..errors import UnikoError
 
@@ -141,7 +204,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
             _err(f"uniko ingest: {exc}")
             return 2
         except UnikoError as exc:
-            _err(f"uniko ingest: {type(exc).__name__}: {exc}")
+            _err(engine_error("ingest", exc))
             return 1
     elif args.command == "ingest-doc":
         from ..errors import UnikoError
@@ -151,6 +214,20 @@ def _main(argv: Sequence[str] | None = None) -> int:
                 ingest_doc(args.files, args.path, args.agent, args.mime_type, args.session, args.visibility)
             )
         except UnikoError as exc:
-            _err(f"uniko ingest-doc: {type(exc).__name__}: {exc}")
+            _err(engine_error("ingest-doc", exc))
             return 2
     return 0
+
+
+def _stats(args: argparse.Namespace) -> int:
+    """``uniko stats [DB] [--path DB]``: the store as a word or as ``--path``, as every command takes it."""
+    if args.store is not None and args.path is not None and args.store != args.path:
+        _err(f"uniko stats: two stores given ({args.store} and --path {args.path}); give one")
+        return 2
+    path = args.store or args.path or DEFAULT_STORE
+
+    async def run() -> None:
+        require_store(path)
+        await stats(path, read_only=args.read_only)
+
+    return run_command("stats", run)

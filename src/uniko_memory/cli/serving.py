@@ -7,6 +7,7 @@ from collections.abc import Coroutine
 from typing import Any
 
 from .output import _err
+from .store_access import engine_error
 
 
 def run_server(command: str, main: Coroutine[Any, Any, int]) -> int:
@@ -19,5 +20,5 @@ def run_server(command: str, main: Coroutine[Any, Any, int]) -> int:
     except KeyboardInterrupt:
         return 130
     except UnikoError as exc:
-        _err(f"uniko {command}: {type(exc).__name__}: {exc}")
+        _err(engine_error(command, exc))
         return 2

@@ -14,7 +14,7 @@ its BELONGS_TO edges, so recall never serves a stale grouping.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -104,11 +104,27 @@ async def cooccurrence(
     return {k: float(v) for k, v in top}
 
 
-def _summary(members: Sequence[Entity], facts: Sequence[Fact]) -> str:
+def settled_types(entities: Iterable[Entity]) -> dict[str, str]:
+    """Each name's type as its mentions settle it: the type it was read as most often. A name read
+    as two types equally often settles on none ("other"): the recogniser reads "Lyon" or
+    "Easter" as a person now and then, and a topic that lists a city under People states
+    something false, where listing it untyped says nothing wrong."""
+    counts: dict[str, Counter[str]] = defaultdict(Counter)
+    for e in entities:
+        counts[e.name.casefold()][e.entity_type] += max(1, e.frequency)
+    settled = {}
+    for name, by_type in counts.items():
+        (best, n), *rest = by_type.most_common()
+        settled[name] = "other" if rest and rest[0][1] == n else best
+    return settled
+
+
+def _summary(members: Sequence[Entity], facts: Sequence[Fact], settled: Mapping[str, str]) -> str:
     by_type: dict[str, list[str]] = defaultdict(list)
     for e in members:
-        by_type[_TYPE_LABELS.get(e.entity_type, "Other")].append(e.name)
-    parts = [f"{label}: {', '.join(sorted(names))}." for label, names in sorted(by_type.items())]
+        kind = settled.get(e.name.casefold(), e.entity_type)
+        by_type[_TYPE_LABELS.get(kind, "Other")].append(e.name)
+    parts = [f"{label}: {', '.join(sorted(set(names)))}." for label, names in sorted(by_type.items())]
     parts += [f"{f.statement()}." for f in facts[:SUMMARY_FACTS]]
     return " ".join(parts)
 
@@ -128,6 +144,7 @@ async def detect_topics(
         e.id: e for e in await store.find(agent, Tier.ENTITY, limit=MAX_NODES) if isinstance(e, Entity)
     }
     stats = TopicStats(entities=len(entities))
+    settled = settled_types(entities.values())
     weights = await cooccurrence(store, agent, sorted(entities), cc.topic_max_pairs) if entities else {}
     stats.pairs = len(weights)
     nodes = sorted({n for pair in weights for n in pair})
@@ -167,7 +184,7 @@ async def detect_topics(
             id=tid,
             agent=agent,
             name=", ".join(e.name for e in top3),
-            summary=_summary(members, facts),
+            summary=_summary(members, facts, settled),
             entity_count=len(g),
             fact_count=len(facts),
             created_at=stamp,

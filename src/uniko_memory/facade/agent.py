@@ -6,6 +6,7 @@ Every verb is a thin call into the engine (``recall``, ``query``, ``pipeline.Cyc
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -22,6 +23,7 @@ from ..model import Episode, Node, Procedure, Tier, Viewer
 from ..model import Session as SessionNode
 from ..model.time import utcnow
 from ..profile import build_profile
+from ..providers.token_counter import TokenCounter
 from ..query import (
     Answer,
     QueryRecordOptions,
@@ -32,6 +34,7 @@ from ..query import (
     update_episode_outcome,
 )
 from ..recall import ContextBundle, RecallConfig, recall
+from ..recall.assemble import Charges
 from ..recall.feedback import record_feedback
 from ..recall.items import Layout, RecallItem
 from ..security import scanner_for
@@ -69,6 +72,33 @@ def _name_arg(value: object, verb: str, what: str) -> str:
     raise ValidationError(f"{verb}: {what} must be a non-empty string, got {got}")
 
 
+def _flag_arg(value: object, verb: str, what: str, *, optional: bool = False) -> None:
+    """A yes/no argument of ``verb``: ``True`` or ``False`` (or ``None`` when ``optional``). A
+    string is refused, not read by its truth: ``hard="false"`` is a non-empty string, and read
+    that way it would delete what the caller asked to keep redacted."""
+    if isinstance(value, bool) or (optional and value is None):
+        return
+    raise ValidationError(
+        f"{verb}: {what} must be True or False{' (or None)' if optional else ''}, "
+        f"got {type(value).__name__} {value!r:.40}"
+    )
+
+
+#: Tokens of a bundle's frame (header line, ``<memory>`` tags, line breaks) per token counter and
+#: layout, with the counter itself (kept, so its id is never another counter's).
+_FRAMES: dict[tuple[int, str], tuple[TokenCounter, int]] = {}
+
+
+def _frame_tokens(counter: TokenCounter, layout: Layout) -> int:
+    """What every non-empty ``render()`` in ``layout`` spends before its first entry, counted by
+    ``counter`` (once per counter and layout)."""
+    key = (id(counter), layout)
+    held = _FRAMES.get(key)
+    if held is None or held[0] is not counter:
+        held = _FRAMES[key] = (counter, Charges.of(counter, layout).frame)
+    return held[1]
+
+
 class Agent:
     """One tenant's memory: sessions, recall, consolidation, forgetting."""
 
@@ -99,7 +129,30 @@ class Agent:
 
     def _config(self, cfg: RecallConfig | None, options: Mapping[str, Any]) -> RecallConfig:
         base = cfg or self._uni.recall_config
-        return base.with_options(**options) if options else base
+        config = base.with_options(**options) if options else base
+        self._check_budget(config)
+        return config
+
+    async def _read_your_writes(self, config: RecallConfig) -> None:
+        """A turn observed a moment ago is ranked with its vector and statements: wait, at most
+        ``read_after_write_secs``, for this agent's pending background work (none: no wait)."""
+        if config.read_after_write_secs > 0:
+            with contextlib.suppress(TimeoutError):
+                await self._uni._pipeline.flush(self.agent_id, config.read_after_write_secs)
+
+    def _check_budget(self, config: RecallConfig) -> None:
+        """A ``token_budget`` too small for the bundle's frame could only ever return ``""``: it is
+        refused, naming the smallest budget that holds anything, rather than recalled silently."""
+        counter = self._uni.kb.token_counter
+        frame = _frame_tokens(counter, config.layout)
+        if config.token_budget <= frame:
+            raise ValidationError(
+                f"token_budget={config.token_budget} cannot hold any memory: the frame of the rendered "
+                f"bundle (its header line and <memory> tags) alone takes {frame} tokens "
+                f"({counter.name} counter), so nothing would be recalled; give "
+                f"token_budget={frame + 1} or more (a useful bundle needs a few hundred tokens; the "
+                f"default is {self._uni.recall_config.token_budget})"
+            )
 
     @engine_verb
     async def recall(self, query: str, cfg: RecallConfig | None = None, **options: Any) -> ContextBundle:
@@ -109,9 +162,15 @@ class Agent:
         (``sessions``, ``participants``, ``since``, ``until``, ``categories``), ``viewer``,
         ``reference_ts`` (what "last May" is relative to), ``explain``; a tuning group as a
         partial dict (``phases={"phase2_coverage_gate": 0.5}``, ``RecallConfig.with_options``).
+        An unknown option is a ``ConfigError`` naming the one it probably meant (``top_k`` ->
+        ``limit``, ``budget`` -> ``token_budget``, ``user_id`` -> ``viewer``). A ``token_budget``
+        no larger than the bundle's frame (header line and ``<memory>`` tags: about 60 tokens of
+        the default counter) is a ``ValidationError`` naming the smallest
+        budget that can hold a memory; an empty bundle otherwise means nothing matched.
         """
         uni = self._uni
         config = self._config(cfg, options)
+        await self._read_your_writes(config)
         bundle = await recall(
             uni.kb,
             query,
@@ -269,6 +328,7 @@ class Agent:
         uni = self._uni
         chat = as_chat_model(llm, uni.llm_breaker)
         config = self._config(cfg, options)
+        await self._read_your_writes(config)
         return await answer_query(
             uni.kb,
             question,
@@ -316,6 +376,7 @@ class Agent:
         """Forget every turn of a session as ``forget_turn`` does (``hard``: as ``delete_turn``),
         one durable job per turn; returns their reports (empty for a session with no live turn)."""
         self.session(session_id)  # an id no session could carry is refused, as by ``session``
+        _flag_arg(hard, "forget_session", "hard")
         return await self._uni._forgetting.forget_session(self.agent_id, session_id, hard=hard)
 
     @engine_verb
@@ -333,6 +394,8 @@ class Agent:
         never stored raises ``NotFound``.
         """
         _name_arg(participant, "forget_participant", "participant (the sender id they spoke as)")
+        _flag_arg(hard, "forget_participant", "hard")
+        _flag_arg(about, "forget_participant", "about", optional=True)
         return await self._uni._forgetting.forget_participant(
             self.agent_id, participant, hard=hard, about=about
         )

@@ -18,6 +18,7 @@ from ..config import UnikoConfig
 from ..cortex import SweepReport
 from ..errors import ClosedError, ConfigError, UnikoError
 from ..ingest.atomic import AtomicIngest
+from ..ingest.document import DocumentTurns
 from ..ingest.finalize import SessionFinalizer
 from ..ingest.post import PostIngest
 from ..ingest.restate import RestatePolicy
@@ -51,6 +52,7 @@ class Uniko:
             kb.embedder,
             filler_phrases=kb.config.nlp.filler_phrases,
             restate=RestatePolicy.of(kb.config.ingest),
+            documents=DocumentTurns.of(kb.config.ingest),
         )
         self._finalizer = SessionFinalizer(kb.store, kb.config, kb.embedder)
         pc = kb.config.pipeline

@@ -46,6 +46,7 @@ from ..tokens import count_tokens
 from .bulk import TURN_REFUSALS, BulkObserveResult
 from .chunk_nodes import put_chunks
 from .chunking import chunk_text, passage_spans
+from .document import DocumentTurns
 from .replay_settle import counts, resumable, settle, unfinished_error
 from .turn import Turn, check_session_id, check_turn, turn_time
 
@@ -98,7 +99,8 @@ class PostIngestItem:
     chunk_ids: list[str] = field(default_factory=list)
     #: A long turn is analysed per passage: the non-overlapping ``(start, end)`` spans of its text
     #: (``chunking.passage_spans`` of its chunks) and, kept from P2 for P3, one analysis each
-    #: (``analysis`` stays None). Empty for a turn analysed whole.
+    #: (``analysis`` stays None). Empty for a turn analysed whole. A document turn's are only the
+    #: passages its NLP reads (``document.DocumentTurns.read_spans``); all of them are embedded.
     passage_spans: list[tuple[int, int]] = field(default_factory=list)
     passage_analyses: list[Any] = field(default_factory=list)
 
@@ -481,23 +483,27 @@ class AtomicIngest:
         A turn over ``ChunkingConfig.message_chunk_threshold`` tokens is split into passages (its
         chunks) and analysed per passage (``chunking.passage_spans``: no text twice), so time and
         memory stay linear in its length; its entities are the passages' mentions, merged.
+        A document turn (over ``IngestConfig.document_turn_chars`` characters) always has
+        passages, and only those in its first ``document_turn_chars`` characters are analysed
+        (``document.py``): past that length NLP costs nothing more, as for an artifact.
         The pass is shallow when the pipeline offers it (no dependency parse or lemmas, which NER
         does not use); P3 completes the kept analyses off this path (``NlpPipeline.complete``).
         """
         from ..nlp.ner import deduplicate, extract
 
         cfg = self.config.chunking
+        documents = DocumentTurns.of(self.config.ingest)
         texts: list[str] = []
         for p in prepared:
             content = p.turn.content
-            if count_tokens(content) > cfg.message_chunk_threshold:
+            if documents.is_document(content) or count_tokens(content) > cfg.message_chunk_threshold:
                 p.chunks = chunk_text(
                     content,
                     max_tokens=cfg.max_chunk_tokens,
                     min_tokens=cfg.min_chunk_tokens,
                     overlap=cfg.overlap(),
                 )
-                p.spans = passage_spans(p.chunks)
+                p.spans = documents.read_spans(content, passage_spans(p.chunks))
                 texts.extend(content[a:b] for a, b in p.spans)
             else:
                 texts.append(content)

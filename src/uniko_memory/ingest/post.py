@@ -6,7 +6,9 @@ post-ingest work was queued never gets observations or an embedding (nothing res
 A long turn (one with passages: its ``message`` chunks) is worked on per passage: observations are
 drawn from each passage's analysis in order (one pronoun state across them), and only the
 passages are embedded; the Message's vector is the normalised mean of its passages' vectors, so
-no model ever reads the whole text and the cost stays linear in its length.
+no model ever reads the whole text and the cost stays linear in its length. A document turn
+(``document.py``) is read only in its first passages and keeps at most
+``IngestConfig.document_turn_statements`` Observations; every passage of it is still embedded.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from ..model import Chunk, Edge, EdgeType, Message, Observation, Tier, make_id
 from ..store.protocol import Store
 from .atomic import PostIngestItem
 from .chunking import passage_spans
+from .document import DocumentTurns
 from .restate import Restatements, RestatePolicy
 
 
@@ -49,6 +52,7 @@ class PostIngest:
         *,
         filler_phrases: Any = (),
         restate: RestatePolicy | None = None,
+        documents: DocumentTurns | None = None,
     ) -> None:
         from ..nlp.observation_lexicon import Filler
 
@@ -60,6 +64,8 @@ class PostIngest:
         self._pronouns: dict[tuple[str, str], Any] = {}
         #: Write-time near-duplicates (``ingest.restate``); None: off (needs an embedder).
         self.restate = restate
+        #: How much of a document turn P3 reads and keeps (``IngestConfig.document_turn_*``).
+        self.documents = documents or DocumentTurns()
 
     async def run(self, items: Sequence[PostIngestItem]) -> PostIngestReport:
         report = PostIngestReport(messages=len(items))
@@ -129,12 +135,14 @@ class PostIngest:
                 state = self._state(it, PronounState)
                 found: list[Any] = []
                 for text in _unit_texts(it):
+                    if self._enough(it, found):
+                        break
                     found.extend(
                         await self.extractor.extract(
                             text, it.speaker, it.addressee, it.message.timestamp, state
                         )
                     )
-                results.append(found)
+                results.append(self.documents.kept(it.message.content, found))
             return results
 
         def run() -> list[list[Any]]:
@@ -144,6 +152,8 @@ class PostIngest:
                 state = self._state(it, PronounState)
                 found: list[Any] = []
                 for analysis in it.passage_analyses if it.passage_spans else [it.analysis]:
+                    if self._enough(it, found):
+                        break
                     found.extend(
                         extract_observations(
                             analysis,
@@ -154,14 +164,19 @@ class PostIngest:
                             filler=self.filler,
                         )
                     )
-                out.append(found)
+                out.append(self.documents.kept(it.message.content, found))
             return out
 
         return await asyncio.to_thread(run)
 
+    def _enough(self, it: PostIngestItem, found: Sequence[Any]) -> bool:
+        """A document turn that has its statements reads no further passage."""
+        return self.documents.is_document(it.message.content) and len(found) >= self.documents.statements
+
     async def _passages(self, items: Sequence[PostIngestItem]) -> None:
         """Passage spans for long turns rebuilt from the store (recovery, dead-letter retries):
-        an item with chunks but no spans gets them from its stored ``message`` chunks."""
+        an item with chunks but no spans gets them from its stored ``message`` chunks (a document
+        turn's first ones only, as P2 gave them)."""
         todo = [it for it in items if it.chunk_ids and not it.passage_spans]
         if not todo:
             return
@@ -173,7 +188,7 @@ class PostIngest:
                 for cid in it.chunk_ids
                 if isinstance(n := nodes.get(cid), Chunk) and n.chunk_type == "message" and not n.redacted
             ]
-            it.passage_spans = passage_spans(chunks)
+            it.passage_spans = self.documents.read_spans(it.message.content, passage_spans(chunks))
             it.passage_analyses = []
 
     def _complete_analyses(self, items: Sequence[PostIngestItem]) -> None:

@@ -15,10 +15,10 @@ import re
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticSerializationError, to_json
 
-from ..errors import ValidationError
+from ..errors import ValidationError, refuse_unknown_arguments
 from ..model.time import UtcDatetime
 from ..model.visibility import PUBLIC
 
@@ -51,6 +51,13 @@ class Turn(BaseModel):
     content_type: str = "text"
     category: str | None = None
     visibility: str = PUBLIC
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_arguments(cls, data: Any) -> Any:
+        """``Turn(role=...)`` names ``sender``: an unknown argument says which one it meant."""
+        refuse_unknown_arguments("Turn", data, cls.model_fields)
+        return data
 
     @field_validator("addressed_to", mode="before")
     @classmethod

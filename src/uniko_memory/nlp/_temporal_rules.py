@@ -57,11 +57,11 @@ _NOT_PART_OF = r"(?!\s+(?:of|in)\b)"
 _NOT_UNIT = r"(?!\s*(?:%|percent|people|persons|steps|miles|km|kilometers|meters|metres|words|pages|dollars|euros|times|points|calories|feet|pounds|kg|lbs?)\b)"
 _FUTURE = re.compile(
     r"\b(?:will|shall|gonna|going\s+to|plan(?:s|ning|ned)?\s+(?:to|on)|hop(?:e|es|ing)\s+to|can(?:no|')t\s+wait"
-    r"|looking\s+forward|upcoming|next|goals?\s+(?:is|are)\s+to|aim(?:s|ing)?\s+to|wants?\s+to|wanna"
+    r"|looking\s+forward|upcoming|next|goals?\s+(?:is|are)\s+to|aim(?:s|ing)?\s+to|(?<!was\s)(?<!were\s)(?:aiming|training|preparing)\s+for|wants?\s+to|wanna"
     r"|intend(?:s|ing)?\s+to|about\s+to"
     # a present progressive or a timetable verb with a date is an arrangement: "is getting married in
     # April", "the class starts in October", "we're moving to Hamburg in June"
-    r"|(?:am|is|are)\s+(?:\w+\s+)?(?!been\b)\w+ing|starts?|begins?|opens?|kicks?\s+off|is\s+due)\b"
+    r"|(?:am|is|are)\s+(?:\w+\s+)?(?!been\b)\w+ing|starts?|begins?|opens?|ends?|finish(?:es)?|closes?|kicks?\s+off|is\s+due)\b"
     r"|['’](?:ll|m\s+(?:\w+\s+)?(?!been\b)\w+ing|re\s+(?:\w+\s+)?(?!been\b)\w+ing)\b"
     # "she's visiting us in November" (after a pronoun only: "Tom's wedding in June" is a possessive)
     r"|\b(?:he|she|it|who|that)['’]s\s+(?:\w+\s+)?(?!been\b)\w+ing\b",
@@ -74,9 +74,37 @@ _FUTURE = re.compile(
 _FORWARD = re.compile(
     r"\b(?:(?:moved|postponed|rescheduled|pushed(?:\s+back)?|changed|brought\s+forward|put\s+off|delayed"
     r"|set|scheduled|booked|planned|pencilled\s+in|penciled\s+in)\s+(?:it\s+|back\s+)?(?:to|until|till|for)"
-    r"|(?:is|are|it['’]s|will\s+be)(?:\s+(?:now|still|actually|definitely))?)\s+(?:on\s+|in\s+|for\s+)?$",
+    r"|(?:is|are|it['’]s|will\s+be)(?:\s+(?:now|still|actually|definitely))?)\s+(?:on\s+|in\s+|for\s+)?$"
+    # what a booking is for lies ahead: "we've booked Kea Lodge for three nights in August"
+    r"|\b(?:booked|reserved)\b[^.!?;]*?\bfor\b[^.!?;]*$",
     re.IGNORECASE,
 )
+
+
+# A past tense or "ago" in the clause: a bare "in May" / "on Friday" there looks back. An
+# "-ed" word after a copula is an adjective ("I'm stressed"), not a past tense.
+_PAST = re.compile(
+    r"\b(?:was|were|did|had|went|came|got|saw|made|took|met|left|ran|began|bought|brought|told|said"
+    r"|found|gave|felt|knew|thought|spent|sent|won|lost|wrote|flew|drove|ate|sat|kept|held|heard"
+    r"|paid|sold|caught|ago|yesterday|last)\b"
+    r"|(?<!\bam\s)(?<!\bis\s)(?<!\bare\s)(?<!\bbe\s)(?<!['’]m\s)(?<!['’]s\s)(?<!['’]re\s)\b[a-z]{2,}ed\b",
+    re.IGNORECASE,
+)
+
+
+def clause_span(text: str, start: int, end: int) -> tuple[int, int]:
+    """The clause around ``text[start:end]``: from the last sentence stop or comma before it to
+    the next sentence stop after it (a fronted "In May, we adopted a cat" reads on past its comma)."""
+    lo = max(text.rfind(ch, 0, start) for ch in ".!?;,\n") + 1
+    his = [i for i in (text.find(ch, end) for ch in ".!?;\n") if i >= 0]
+    return lo, min(his, default=len(text))
+
+
+def is_past_context(text: str, start: int, end: int) -> bool:
+    """Whether the clause around ``text[start:end]`` is in the past ("I moved to Lyon in March",
+    "the concert on Friday was amazing")."""
+    lo, hi = clause_span(text, start, end)
+    return bool(_PAST.search(text[lo:start]) or _PAST.search(text[end:hi]))
 
 
 def is_future_context(text: str, start: int) -> bool:
@@ -225,6 +253,13 @@ def _rel_month(m: re.Match[str], ref: date, _future: bool) -> Span | None:
     if rel == "next":
         return month_span(ref.year if mon > ref.month else ref.year + 1, mon)
     return month_span(ref.year, mon)
+
+
+#: Rules whose phrase alone does not say which way it points ("in May", "on Friday"): with no
+#: future or past mark in their clause they name no date ("Twelve years in September", "See you
+#: on Friday!"), so no wrong one is written.
+def needs_direction(resolver: Resolver) -> bool:
+    return resolver in (_in_month, _on_weekday)
 
 
 def _in_month(m: re.Match[str], ref: date, future: bool) -> Span | None:

@@ -240,6 +240,18 @@ VAGUE_NOUNS = frozenset(
         "tonight", "tomorrow", "yesterday", "weekend", "morning", "evening", "night", "afternoon",
         "while", "minute", "hour", "something", "anything", "everything", "nothing", "one",
         "part", "end", "fact", "idea", "reason", "sense", "point", "matter", "case", "luck",
+        "spring", "summer", "autumn", "fall", "winter", "season", "holidays", "weekday", "weekdays",
+    }
+)  # fmt: skip
+
+# Feelings that say nothing recallable without what they are about ("I'm so happy"); a state of
+# health ("he's fine now" after an injury) is not one of them.
+FEELING_WORDS = frozenset(
+    {
+        "happy", "glad", "sad", "afraid", "scared", "nervous", "excited", "tired", "exhausted",
+        "sorry", "upset", "angry", "bored", "stressed",
+        "relieved", "thrilled", "proud", "worried", "anxious", "jealous", "curious", "confused",
+        "grateful", "thankful", "lucky", "blessed", "busy", "sure", "ready",
     }
 )  # fmt: skip
 

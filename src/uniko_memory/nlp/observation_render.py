@@ -65,6 +65,8 @@ SUBJ_DEPS = frozenset({"nsubj", "nsubjpass", "csubj", "csubjpass"})
 _CLAUSE_DEPS = frozenset({"conj", "ccomp", "advcl", "relcl", "parataxis", "csubj", "acl", "xcomp", "pcomp"})
 _ARG_DEPS = frozenset({"nsubj", "nsubjpass", "dobj", "pobj", "attr", "dative", "oprd", "appos", "conj"})
 _ABSOLUTE_POSSESSIVES = frozenset({"mine", "yours", "ours"})
+#: Object positions of a personal pronoun ("him", "them"): never bound to their own clause's subject.
+_OBJECT_DEPS = frozenset({"dobj", "pobj", "dative", "iobj"})
 DEFAULT_FILLER = Filler()
 NON_NAME_ENTS = frozenset({"DATE", "TIME", "CARDINAL", "ORDINAL", "QUANTITY", "PERCENT", "MONEY"})
 _BARE_PREPS = frozenset(
@@ -72,6 +74,7 @@ _BARE_PREPS = frozenset(
         "since",
         "until",
         "till",
+        "for",
         "before",
         "after",
         "by",
@@ -467,6 +470,8 @@ class SentenceRender:
             "m" if low in ("he", "him", "his") else "f" if low in ("she", "her", "hers") else None
         )
         antecedent = self._resolve(tok, kind, gender)
+        if antecedent is not None and self._binds_own_subject(tok, antecedent):
+            antecedent = None  # "my father will never part with him": him is not the father
         if antecedent is None:
             self.unresolved.add(tok.i)
             if tok.dep_ in ("nsubj", "nsubjpass", "poss") or kind == "person":
@@ -484,6 +489,19 @@ class SentenceRender:
         if form in ("poss", "poss_abs"):
             text = f"{text}'" if text.endswith("s") and antecedent.kind == "plural" else f"{text}'s"
         self.repl[tok.i] = text
+
+    def _binds_own_subject(self, tok: Token, antecedent: Antecedent) -> bool:
+        """Whether a non-reflexive object pronoun would name its own clause's subject: English says
+        "himself" for that, so "Tom will never part with him" is about someone else."""
+        if tok.dep_ not in _OBJECT_DEPS:
+            return False
+        clause = _clause_of(tok)
+        return any(
+            a.text == antecedent.text
+            and self.sent.doc[i].dep_ in SUBJ_DEPS
+            and _clause_of(self.sent.doc[i]) == clause
+            for i, a in self.candidates
+        )
 
     @staticmethod
     def _first_person_subject(tok: Token) -> bool:
@@ -812,7 +830,7 @@ class SentenceRender:
     def _temporal(self) -> None:
         text = self.sent.text
         offset = self.sent.start_char
-        for match in find_temporal_phrases(text, self.timestamp):
+        for match in find_temporal_phrases(text, self.timestamp, strict=True):
             toks = [
                 t.i
                 for t in self.sent

@@ -28,6 +28,7 @@ from uniko_memory.nlp.observation_lexicon import (
     DISCOURSE_LEADERS,
     EVENT_NOUNS,
     EVENT_OFF_WORDS,
+    FEELING_WORDS,
     INDEFINITE_PRONOUNS,
     LIGHT_VERBS,
     PERSON_NOUNS,
@@ -98,8 +99,35 @@ _DANGLING_END = re.compile(
 
 
 # Objects that only announce content ("I have news", "I've got a question"): no statement in them.
-_TEASER_OBJECTS = frozenset({"news", "update", "question", "something", "stuff", "story"})
+_TEASER_OBJECTS = frozenset(
+    {
+        "news",
+        "update",
+        "question",
+        "something",
+        "stuff",
+        "story",
+        "change",
+        "decision",
+        "announcement",
+        "confession",
+    }
+)
 _HYPOTHETICAL_MODALS = frozenset({"would", "could", "might", "'d", "’d"})
+#: A modal that, before "have", says what did not happen ("would have moved"); the speculative ones
+#: say it even alone ("he might come").
+_COUNTERFACTUAL_MODALS = frozenset({"would", "could", "should", "might", "may", "must", "'d", "’d"})
+_SPECULATIVE_MODALS = frozenset({"might"})
+
+
+def _lead(clause: Clause) -> list[Token]:
+    """The clause's words before its subject, up to the last comma there (empty when none)."""
+    subject = [t.i for t in clause.subject]
+    if not subject:
+        return []
+    lead = [t for t in clause.tokens if t.i < min(subject)]
+    commas = [k for k, t in enumerate(lead) if t.text in (",", ":", ";")]
+    return lead[: commas[-1] + 1] if commas else []
 
 
 def _have_noun_root(tok: Token) -> bool:
@@ -549,6 +577,9 @@ class SentenceRules(SentenceRender):
         if clause.presented is not None:
             return self._presentation(clause, clause.presented)
         lead = clause.tokens[0]
+        if not any(t.pos_ in ("VERB", "AUX") for t in clause.tokens):
+            self._reject("verbless", clause)  # "Mālō e lelei Tevita!": a greeting or a bare answer
+            return None
         if any(c.dep_ == "mark" and c.i < clause.head.i for c in clause.head.children):
             self._reject("fragment", clause)  # "Since I was 17 or so." (a subordinate clause alone)
             return None
@@ -581,6 +612,18 @@ class SentenceRules(SentenceRender):
         if self._consolation(clause):
             self._reject("consolation", clause)  # "I'm so sorry. She had a good long life."
             return None
+        if self._counterfactual(clause):
+            self._reject("counterfactual", clause)  # "I would have moved into a hotel": it did not happen
+            return None
+        if self._bare_feeling(clause):
+            self._reject("bare_feeling", clause)  # "I'm so afraid": how, about what, is elsewhere
+            return None
+        if self._lead_fragment(clause):
+            self._reject(
+                "lead_fragment", clause
+            )  # "Inti, for the festival, I guess", "Not Inti, my father ..."
+            return None
+        self._cut_loose_lead(clause)
         subj_head = next((t for t in clause.subject if t.dep_ in SUBJ_DEPS or t.dep_ == "expl"), None)
         if subj_head is not None and not clause.existential and not clause.expletive:
             low = subj_head.lower_
@@ -741,6 +784,66 @@ class SentenceRules(SentenceRender):
             return True
         # "I hope (that) it does not rain", "I wish he'd call": a wish, not something that is so
         return lemma_of(head) in ("hope", "wish") and any(c.dep_ == "ccomp" for c in head.children)
+
+    @staticmethod
+    def _counterfactual(clause: Clause) -> bool:
+        """ "I would have moved", "she could have won", "I should have called", "he might come":
+        what did not (or may not) happen; a statement of it would read as a fact."""
+        aux = [c for c in clause.head.children if c.dep_ == "aux"]
+        modal = next((c for c in aux if c.lower_ in _COUNTERFACTUAL_MODALS), None)
+        if modal is None:
+            return False
+        return modal.lower_ in _SPECULATIVE_MODALS or any(c.lower_ == "have" and c.i > modal.i for c in aux)
+
+    @staticmethod
+    def _bare_feeling(clause: Clause) -> bool:
+        """A feeling with nothing it is about ("I'm so happy", "she's scared"): what caused it is
+        in another sentence, and the statement alone carries no fact to recall."""
+        head = clause.head
+        if lemma_of(head) not in ("be", "feel", "seem", "look", "sound"):
+            return False
+        ids = {t.i for t in clause.tokens}
+        comps = [c for c in head.children if c.dep_ in ("acomp", "attr", "oprd") and c.i in ids]
+        if len(comps) != 1 or comps[0].lemma_.lower() not in FEELING_WORDS:
+            return False
+        said = {c.dep_ for c in (*head.children, *comps[0].children) if c.i in ids}
+        return not said & {"prep", "xcomp", "ccomp", "advcl", "npadvmod", "dobj", "conj"}
+
+    @staticmethod
+    def _lead_fragment(clause: Clause) -> bool:
+        """A clause whose lead before the subject is an answer to something else: two subjects
+        ("Inti, for the festival, I guess") or a negated or restricted phrase ("Not Inti, my
+        father ...", "Only until the exams, then I stop"); the rest means nothing without it."""
+        subjects = [c for c in clause.head.children if c.dep_ in SUBJ_DEPS]
+        comma = (
+            next((t.i for t in clause.tokens if t.text == "," and t.i > subjects[0].i), None)
+            if subjects
+            else None
+        )
+        if (
+            len(subjects) > 1
+            and subjects[0].pos_ == "PROPN"
+            and comma is not None
+            and comma < subjects[-1].i
+            and not any(t.pos_ in ("VERB", "AUX") and subjects[0].i < t.i < comma for t in clause.tokens)
+        ):
+            return True  # the first subject has no verb before the comma: a loose answer
+        lead = _lead(clause)
+        return bool(lead) and lead[0].lower_ in ("not", "only")
+
+    @staticmethod
+    def _cut_loose_lead(clause: Clause) -> None:
+        """Words before the subject that are not the clause's own adverbial go: a request ("Please
+        send me her number, my office needs a caterer") or a vocative ("Guðrún, small correction:
+        ..."). A time or place phrase ("Last week, I moved") is the clause's own and stays."""
+        lead = _lead(clause)
+        if any(
+            (t.tag_ == "VB" and not any(c.dep_ in SUBJ_DEPS for c in t.children))
+            or (t.dep_ in ("dep", "npadvmod", "appos", "intj") and t.pos_ in ("PROPN", "NOUN", "PRON"))
+            for t in lead
+        ) and not any(t.ent_type_ in NON_NAME_ENTS for t in lead):
+            cut = max(t.i for t in lead)
+            clause.tokens = [t for t in clause.tokens if t.i > cut]
 
     def _consolation(self, clause: Clause) -> bool:
         """After sympathy earlier in the turn, a clause whose subject is a pronoun for something

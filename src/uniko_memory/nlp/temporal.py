@@ -27,7 +27,13 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
 from uniko_memory.errors import ValidationError
-from uniko_memory.nlp._temporal_rules import RULES, Granularity, is_future_context
+from uniko_memory.nlp._temporal_rules import (
+    RULES,
+    Granularity,
+    is_future_context,
+    is_past_context,
+    needs_direction,
+)
 
 __all__ = [
     "Granularity",
@@ -90,11 +96,14 @@ def _midnight(d: date) -> datetime:
     return datetime.combine(d, time(0), tzinfo=UTC)
 
 
-def find_temporal_phrases(text: str, reference: datetime) -> list[TemporalMatch]:
+def find_temporal_phrases(text: str, reference: datetime, *, strict: bool = False) -> list[TemporalMatch]:
     """Every resolvable temporal phrase in ``text``, left to right, without overlaps.
 
     When rules overlap, the longest span wins ("the day before yesterday" over "yesterday",
-    "in May 2023" over "in May").
+    "in May 2023" over "in May"). ``strict`` is for text that states a date to a reader (a note
+    in a quoted turn, a statement): a phrase that does not say which way it points ("Twelve years
+    in September", "See you on Friday!") names none there. A question's window (``strict`` off)
+    still reads it, the nearest past one first: a guess that only steers a search.
     """
     if not text:
         return []
@@ -110,10 +119,20 @@ def find_temporal_phrases(text: str, reference: datetime) -> list[TemporalMatch]
             if not present[cue]:
                 continue
         for m in pattern.finditer(text):
+            future = is_future_context(text, m.start())
             try:
-                span = resolver(m, ref_day, is_future_context(text, m.start()))
+                span = resolver(m, ref_day, future)
             except (ValueError, OverflowError):  # out-of-range dates (year 1, year 9999)
                 span = None
+            if (
+                strict
+                and span is not None
+                and not future
+                and needs_direction(resolver)
+                and not (span[0] <= ref_day < span[1])  # this very month or day: no direction needed
+                and not is_past_context(text, m.start(), m.end())
+            ):
+                span = None  # a blocker: no shorter rule reads a date out of it either
             window = None
             if span is not None:
                 lo, hi, gran = span
@@ -187,11 +206,12 @@ def rewrite_temporal(text: str, reference: datetime) -> str:
     """
     out: list[str] = []
     pos = 0
-    for m in find_temporal_phrases(text, reference):
+    for m in find_temporal_phrases(text, reference, strict=True):
         before = text[pos : m.start]
         bare = _LEADING_PREP.search(text, 0, m.start) is not None
         out.append(before)
-        out.append(format_window(m.window) if bare else absolute_phrase(m.window))
+        new = format_window(m.window) if bare else absolute_phrase(m.window)
+        out.append(new[:1].upper() + new[1:] if m.phrase[:1].isupper() else new)
         pos = m.end
     out.append(text[pos:])
     return "".join(out)

@@ -98,7 +98,7 @@ def with_absolute_dates(text: str, ts: Any) -> str:
     if ts is None:
         return text
     try:
-        matches = find_temporal_phrases(text, ts)
+        matches = find_temporal_phrases(text, ts, strict=True)
     except Exception:  # rendering must never fail a recall
         return text
     out, pos = [], 0
@@ -401,11 +401,21 @@ def pack(
             dropped[it.node_id] = "evidence already in bundle"
             continue
         replaced: list[int] = []  # positions in chosen of the statements this Message quotes in full
+        replaced_why = "source turns already in bundle"
         if it.kind == "message" and msgs and msgs <= stated.keys():
             if all(_share(stated[m], _tokens(it.content)) >= statement_carries_turn for m in msgs):
                 dropped[it.node_id] = "turn already stated in bundle"
                 continue
             replaced = [k for k, c in enumerate(chosen) if c.statement_source() in msgs]
+        elif it.kind == "chunk" and msgs & covered:
+            # No turn twice: the chunk quotes these Messages in their context, so they go and
+            # their tokens return to the budget.
+            replaced = [
+                k
+                for k, c in enumerate(chosen)
+                if c.kind == "message" and set(c.message_ids()) <= msgs and c.content in it.content
+            ]
+            replaced_why = "turn quoted in a chosen chunk"
         if not raw and msgs and msgs <= covered:
             # A statement drawn from turns the bundle already quotes (with their dates resolved)
             # adds no evidence: its tokens go to other turns.
@@ -447,8 +457,11 @@ def pack(
             if kept_total + cost > token_budget:
                 dropped[it.node_id] = "token budget"
                 continue
+            if it.kind == "chunk" and chunk_total + cost > chunk_cap:
+                dropped[it.node_id] = "chunk share of the budget"  # the Messages it quotes stay
+                continue
             for k in replaced:
-                dropped[chosen[k].node_id] = "source turns already in bundle"
+                dropped[chosen[k].node_id] = replaced_why
             chosen, cost_of = kept, kept_costs
             total = kept_total
             dated = {item_label(c) for c in chosen}

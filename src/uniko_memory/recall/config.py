@@ -109,6 +109,12 @@ class RecallConfig(RecallTuning):
     explain: bool = False
     #: Serve a repeated recall from the recall cache.
     use_cache: bool = True
+    #: Read your writes: a recall first waits, at most this many seconds, for the background work
+    #: of this agent's turns already observed in this process (their vectors and statements: what
+    #: ``Agent.flush`` waits for), so a turn just written is found and scored as after a flush.
+    #: Past the wait it goes on with what is stored (a turn without its vector yet is found by its
+    #: words). Nothing pending: no wait. 0 never waits.
+    read_after_write_secs: float = Field(5.0, ge=0.0)
     #: A Message longer than this (characters) is quoted by its best passage, if it has passages
     #: (``recall.passages``). Not tuning: it follows how the memory was stored, so
     #: ``from_uniko_config`` sets it from ``ChunkingConfig.message_chunk_threshold`` (tokens <= characters).
@@ -179,8 +185,9 @@ class RecallConfig(RecallTuning):
 
     def result_key(self) -> dict[str, Any]:
         """Every field that changes the result set (the cache key): all tuning groups and the scope;
-        explain changes only the trace, use_cache only whether the cache is read."""
-        return self.model_dump(mode="json", exclude={"explain", "use_cache"})
+        explain changes only the trace, use_cache only whether the cache is read,
+        read_after_write_secs only how long a recall waits for pending writes."""
+        return self.model_dump(mode="json", exclude={"explain", "use_cache", "read_after_write_secs"})
 
 
 def _merge(data: dict[str, Any], options: Mapping[str, Any]) -> dict[str, Any]:

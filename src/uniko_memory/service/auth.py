@@ -74,6 +74,11 @@ class TokenMap:
         return cls(raw)
 
     @property
+    def count(self) -> int:
+        """How many tokens the table holds."""
+        return len(self._tokens)
+
+    @property
     def agents(self) -> set[str]:
         return set(self._tokens.values())
 

@@ -8,6 +8,7 @@ web page whose name an attacker rebinds to a loopback address sends its own name
 
 from __future__ import annotations
 
+import asyncio
 import signal
 import socket
 import threading
@@ -65,13 +66,33 @@ def url_of(sock: socket.socket, path: str = "") -> str:
     return f"http://{shown}:{port}{path}"
 
 
+#: Seconds requests still in flight get to finish after a stop signal (a tool call, an open event
+#: stream, a client sending its body slowly); then they are cancelled.
+SHUTDOWN_GRACE_S = 2
+#: Seconds the app's own shutdown (the MCP SDK closing every open session) may take after that.
+LIFESPAN_SHUTDOWN_S = 3.0
+
+
 async def serve(app: Any, sock: socket.socket, *, on_ready: Callable[[], None] | None = None) -> None:
-    """Serve ``app`` on ``sock`` until cancelled or interrupted (SIGINT / SIGTERM)."""
+    """Serve ``app`` on ``sock`` until cancelled or interrupted (SIGINT / SIGTERM).
+
+    A stop signal ends the server within seconds whatever its clients do: requests in flight get
+    ``SHUTDOWN_GRACE_S`` to finish, then are cancelled (without it, one client that never finished
+    sending a request held the process forever); the app's shutdown gets ``LIFESPAN_SHUTDOWN_S``
+    (closing thousands of MCP sessions one by one took longer), and what it has not finished by
+    then is left to be cancelled with the event loop. The caller then closes the store.
+    """
     try:
         import uvicorn
     except ImportError as exc:
         raise MissingDependency("uvicorn", "mcp", "serving over HTTP") from exc
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
+    config = uvicorn.Config(
+        _BoundedLifespan(app, LIFESPAN_SHUTDOWN_S),
+        log_level="warning",
+        lifespan="on",
+        access_log=False,
+        timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
+    )
     server = uvicorn.Server(config)
     if on_ready is not None:
         startup = server.startup
@@ -94,6 +115,64 @@ async def serve(app: Any, sock: socket.socket, *, on_ready: Callable[[], None] |
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+class _BoundedLifespan:
+    """``app`` whose ASGI lifespan shutdown answers within ``limit`` seconds.
+
+    The app's lifespan runs in a task of its own; once the server asks it to shut down, the
+    server is told it has after at most ``limit`` seconds, and the rest of the app's shutdown
+    (the SDK cancelling its session tasks) is cancelled with the loop instead of holding up the
+    exit. Every other request goes to ``app`` unchanged.
+    """
+
+    def __init__(self, app: Any, limit: float) -> None:
+        self.app = app
+        self.limit = limit
+
+    def __getattr__(self, name: str) -> Any:  # the app's own attributes (``router``, ``state``)
+        if name == "app":
+            raise AttributeError(name)
+        return getattr(self.app, name)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope.get("type") != "lifespan":
+            await self.app(scope, receive, send)
+            return
+        stopping = asyncio.Event()
+        answered = asyncio.Event()
+
+        async def inner_receive() -> Any:
+            message = await receive()
+            if message.get("type") == "lifespan.shutdown":
+                stopping.set()
+            return message
+
+        async def inner_send(message: Any) -> None:
+            if answered.is_set():
+                return
+            if message.get("type", "").startswith("lifespan.shutdown."):
+                answered.set()
+            await send(message)
+
+        task = asyncio.ensure_future(self.app(scope, inner_receive, inner_send))
+        asked = asyncio.ensure_future(stopping.wait())
+        try:
+            await asyncio.wait([task, asked], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            asked.cancel()
+        if not task.done():
+            done, _ = await asyncio.wait([task], timeout=self.limit)
+            if not done and not answered.is_set():
+                answered.set()
+                await send({"type": "lifespan.shutdown.complete"})
+                _orphans.add(task)  # cancelled with the loop; kept referenced until then
+                return
+        await task
+
+
+#: App shutdowns that ran past their limit (kept referenced so the loop can cancel them).
+_orphans: set[Any] = set()
 
 
 class _Stopped(Exception):

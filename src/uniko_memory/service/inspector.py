@@ -6,8 +6,10 @@ as JSON routes plus one static page (``inspector_page/``: HTML, CSS and JS writt
 
 The page puts every piece of memory content into the DOM as text (``textContent``, SVG text
 nodes), never as markup, and is served with a Content-Security-Policy that admits only its own
-script; the JSON routes answer only requests whose ``Host`` is this loopback address (no DNS
-rebinding) and, for anything that is not a plain read, that carry the page's per-run token.
+script. Every route, the page and its reads included, answers only requests whose ``Host`` is
+this loopback address (no DNS rebinding) and that carry the per-run token: the launch URL
+printed for the user who started it hands it to the browser once (``?token=``, kept in a cookie),
+and nothing the inspector serves hands it to anyone without it (``inspector_app``).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import secrets
 from importlib import resources
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from ..errors import NotFound, UnikoError, ValidationError
 from ..model import Direction, EdgeType, Message, Node, Tier
@@ -57,6 +60,11 @@ PAGE_FILES = {
     "/app.js": ("app.js", "text/javascript"),
     "/app.css": ("app.css", "text/css"),
 }
+#: The launch URL's query parameter, the header the page's requests carry, and what a request
+#: without either is told.
+TOKEN_PARAM = "token"
+TOKEN_HEADER = "X-Inspector-Token"
+TOKEN_HINT = "open the URL `uniko inspect` printed when it started (it ends in ?token=...)"
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; "
     "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
@@ -214,6 +222,12 @@ class InspectorData:
             )
         if body.get("confirm") is not True:
             raise ValidationError("forget needs confirm: true")
+        if "hard" in body and not isinstance(body["hard"], bool):
+            # "false" is a non-empty string: read as truthy it would delete instead of redact
+            raise ValidationError(
+                f"hard must be a JSON boolean (true or false), got {type(body['hard']).__name__} "
+                f"{body['hard']!r:.40}"
+            )
         allowed = {"session", "turn_id", "participant", "hard"}
         args = {k: v for k, v in body.items() if k in allowed}
         out = await tools.forget(self.uni.agent(agent), **args)
@@ -224,44 +238,94 @@ def _page_file(name: str) -> str:
     return resources.files(__package__).joinpath("inspector_page", name).read_text(encoding="utf-8")
 
 
+def new_token() -> str:
+    """A fresh per-run token (what the launch URL carries)."""
+    return secrets.token_urlsafe(24)
+
+
+def launch_url(base: str, token: str) -> str:
+    """The URL that opens the page: ``base`` (``http://127.0.0.1:PORT/``) with the token, printed
+    at launch for the user who started the inspector, as Jupyter does."""
+    return f"{base}?{TOKEN_PARAM}={quote(token, safe='')}"
+
+
+def cookie_name(port: int) -> str:
+    """The page's cookie (per port: a browser shares cookies between the ports of one host)."""
+    return f"uniko_inspector_{port}"
+
+
 def inspector_app(data: InspectorData, *, port: int, token: str | None = None) -> Any:
-    """The Starlette app: the page and its JSON routes, answering loopback hosts only."""
+    """The Starlette app: the page and its JSON routes, answering loopback hosts only, and only
+    to requests that carry the per-run token (``token``; a fresh one when None, kept in
+    ``app.state.token``).
+
+    The token reaches the page only through the launch URL (``launch_url``): ``GET /?token=...``
+    sets it in a cookie (``HttpOnly``, ``SameSite=Strict``) and redirects to ``/``, and every later
+    request (the page, its script and style, the JSON reads) is answered only with that cookie or
+    an ``X-Inspector-Token`` header. A request with neither gets 401 and no token, so another
+    process on this machine learns nothing from the inspector. A recall or a forget (POST)
+    needs the header itself (which another site's page cannot send) and a JSON body.
+    """
     try:
         from starlette.applications import Starlette
         from starlette.requests import Request
-        from starlette.responses import JSONResponse, Response
+        from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
         from starlette.routing import Route
     except ImportError as exc:
         from ..errors import MissingDependency
 
         raise MissingDependency("starlette", "mcp", "the memory inspector (uniko inspect)") from exc
 
-    secret = token or secrets.token_urlsafe(24)
+    secret = token or new_token()
+    cookie = cookie_name(port)
     hosts = {f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"}
     headers = {
         "Content-Security-Policy": CSP,
         "X-Content-Type-Options": "nosniff",
         "Referrer-Policy": "no-referrer",
+        "Cache-Control": "no-store",
     }
+
+    def matches(given: str | None) -> bool:
+        return bool(given) and secrets.compare_digest(str(given).encode(), secret.encode())
 
     def refused(request: Request, *, write: bool) -> Response | None:
         if request.headers.get("host") not in hosts:
             return JSONResponse({"error": "this inspector answers on loopback only"}, status_code=403)
-        if write:
-            if not secrets.compare_digest(request.headers.get("x-inspector-token", ""), secret):
-                return JSONResponse({"error": "missing or wrong X-Inspector-Token"}, status_code=403)
+        header = request.headers.get(TOKEN_HEADER)
+        if write:  # the header itself: a page of another site can send the cookie, not the header
+            if not matches(header):
+                return JSONResponse({"error": f"missing or wrong {TOKEN_HEADER}"}, status_code=403)
             if not request.headers.get("content-type", "").startswith("application/json"):
                 return JSONResponse({"error": "send JSON"}, status_code=415)
+        elif not (matches(header) or matches(request.cookies.get(cookie))):
+            return JSONResponse(
+                {"error": f"this inspector needs its per-run token: {TOKEN_HINT}"},
+                status_code=401,
+                headers=headers,
+            )
         return None
 
     async def page(request: Request) -> Response:
-        if (bad := refused(request, write=False)) is not None:
-            return bad
+        if request.headers.get("host") not in hosts:
+            return JSONResponse({"error": "this inspector answers on loopback only"}, status_code=403)
         name, mime = PAGE_FILES[request.url.path]
+        given = request.query_params.get(TOKEN_PARAM)
+        if name == "index.html" and given is not None:
+            if not matches(given):
+                return PlainTextResponse(f"wrong token: {TOKEN_HINT}", status_code=403, headers=headers)
+            # the token leaves the address bar (and the history) at once; the cookie keeps it
+            moved = RedirectResponse("/", status_code=303, headers=headers)
+            moved.set_cookie(cookie, secret, httponly=True, samesite="strict", path="/")
+            return moved
+        if not (matches(request.cookies.get(cookie)) or matches(request.headers.get(TOKEN_HEADER))):
+            return PlainTextResponse(
+                f"this inspector needs its per-run token: {TOKEN_HINT}", status_code=401, headers=headers
+            )
         text = _page_file(name)
-        if name == "index.html":  # the only value written into the page: the per-run token
+        if name == "index.html":  # the only value written into the page, for a holder of the token
             text = text.replace("{{TOKEN}}", secret)
-        return Response(text, media_type=mime, headers={**headers, "Cache-Control": "no-store"})
+        return Response(text, media_type=mime, headers=headers)
 
     def api(fn: Any, *, write: bool = False) -> Any:
         async def endpoint(request: Request) -> Response:
@@ -305,6 +369,8 @@ def inspector_app(data: InspectorData, *, port: int, token: str | None = None) -
         return await data.forget(request.path_params["agent"], body)
 
     async def no_icon(request: Request) -> Response:
+        if (bad := refused(request, write=False)) is not None:
+            return bad
         return Response(status_code=204)
 
     routes = [Route(path, page) for path in PAGE_FILES] + [Route("/favicon.ico", no_icon)]
@@ -314,8 +380,10 @@ def inspector_app(data: InspectorData, *, port: int, token: str | None = None) -
         Route("/api/agents/{agent}/messages", api(messages)),
         Route("/api/agents/{agent}/nodes", api(nodes)),
         Route("/api/agents/{agent}/graph", api(graph)),
-        # POST with the token: a recall costs CPU, and only the page may ask for one
+        # POST with the token header: a recall costs CPU, and only the page may ask for one
         Route("/api/agents/{agent}/recall", api(recall, write=True), methods=["POST"]),
         Route("/api/agents/{agent}/forget", api(forget, write=True), methods=["POST"]),
     ]
-    return Starlette(routes=routes)
+    app = Starlette(routes=routes)
+    app.state.token = secret
+    return app

@@ -17,15 +17,18 @@ from typing import TYPE_CHECKING, Any
 import pydantic
 from pydantic_core import PydanticCustomError
 
-from ..errors import MissingDependency, UnikoError
+from ..errors import ConfigError, MissingDependency, UnikoError
 from .auth import TokenMap, is_loopback
 from .http import check_exposure, loopback_hosts
+from .sessions import DEFAULT_SESSIONS_PER_TOKEN, SessionQuota, sdk_session_cap
 from .tools import TOOLS, ToolSpec, available_tools
 
 if TYPE_CHECKING:
     from ..facade import Agent, Uniko
 
 SERVER_NAME = "uniko-memory"
+#: Seconds without a request after which the SDK closes an MCP session over HTTP (its default).
+SESSION_IDLE_TIMEOUT_S = 30 * 60
 INSTRUCTIONS = (
     "Long-term memory for this assistant. Call `recall` with a question before answering anything that "
     "may depend on earlier conversations, `observe` to store the turns of this conversation, and `forget` "
@@ -204,8 +207,21 @@ def build_server(
     return server
 
 
-def http_app(server: Any, host: str, port: int, *, has_tokens: bool) -> Any:
+def http_app(
+    server: Any,
+    host: str,
+    port: int,
+    *,
+    has_tokens: bool,
+    tokens: TokenMap | None = None,
+    sessions_per_token: int = DEFAULT_SESSIONS_PER_TOKEN,
+) -> Any:
     """``server``'s streamable HTTP app for a socket bound to ``host:port``.
+
+    Each bearer token (``tokens``; without them, all clients together) holds at most
+    ``sessions_per_token`` open MCP sessions (``sessions.SessionQuota``: its least recently used
+    idle session is closed for a new one, or the new one is refused with 429 when all are busy),
+    and the SDK's server-wide cap is set above every quota together, so no tenant can fill it.
 
     The SDK guards against DNS rebinding only when the address is spelt exactly ``127.0.0.1``,
     ``localhost`` or ``::1``; bound to ``127.0.0.2`` or ``[::1]`` it answered any ``Host``, so a
@@ -226,4 +242,12 @@ def http_app(server: Any, host: str, port: int, *, has_tokens: bool) -> Any:
         )
     else:
         guard = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    return server.streamable_http_app(transport_security=guard)
+    if has_tokens and tokens is None:
+        raise ConfigError("has_tokens without the tokens: the session quota is kept per token")
+    cap = sdk_session_cap(sessions_per_token, tokens)
+    app = server.streamable_http_app(
+        transport_security=guard,
+        session_idle_timeout=SESSION_IDLE_TIMEOUT_S,
+        max_sessions=cap + sessions_per_token,  # slack for sessions the SDK is still closing
+    )
+    return SessionQuota(app, per_token=sessions_per_token, tokens=tokens, idle_timeout=SESSION_IDLE_TIMEOUT_S)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from ..errors import ValidationError
 from ..facade import Agent
@@ -175,9 +175,13 @@ async def forget(
         str | None, Field(description="the id of the one turn to forget (needs session)")
     ] = None,
     participant: Annotated[str | None, Field(description="forget everything this participant said")] = None,
-    hard: Annotated[bool, Field(description="delete instead of redact (cannot be undone)")] = False,
+    hard: Annotated[
+        StrictBool, Field(description="delete instead of redact (cannot be undone); a JSON boolean")
+    ] = False,
 ) -> ToolOutput:
     """Forget one turn, one session or one participant."""
+    if not isinstance(hard, bool):  # a direct caller's "false" would read as true: delete
+        raise ValidationError(f"hard must be true or false, got {type(hard).__name__} {hard!r:.40}")
     if participant is not None and (session is not None or turn_id is not None):
         raise ValidationError("forget takes either participant, or session (with or without turn_id)")
     if turn_id is not None and session is None:

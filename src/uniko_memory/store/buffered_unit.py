@@ -59,6 +59,12 @@ class PutBlob:
     data: bytes
 
 
+@dataclass(frozen=True, slots=True)
+class PutMeta:
+    key: str
+    value: str
+
+
 def serialize_node(node: Node) -> str:
     """JSON of the node, checked at ``put`` time so bad content fails before the commit."""
     try:
@@ -76,7 +82,7 @@ def serialize_props(edge: Edge) -> str:
         ) from None
 
 
-Op = PutNode | PutVector | PutEdge | DeleteNode | DeleteEdge | PutBlob
+Op = PutNode | PutVector | PutEdge | DeleteNode | DeleteEdge | PutBlob | PutMeta
 
 
 class BufferedUnit:
@@ -136,6 +142,12 @@ class BufferedUnit:
         if hashlib.sha256(data).hexdigest() != sha256:
             raise ValidationError("blob sha256 does not match its content")
         self.ops.append(PutBlob(sha256, data))
+
+    def set_meta(self, key: str, value: str) -> None:
+        """A meta record written with the unit's other writes (``Store.set_meta``, in the unit)."""
+        if not isinstance(key, str) or not key or not isinstance(value, str):
+            raise ValidationError("a meta record needs a non-empty string key and a string value")
+        self.ops.append(PutMeta(key, value))
 
     async def get(self, node_id: str) -> Node | None:
         if node_id in self._overlay:

@@ -27,7 +27,7 @@ from ..recall.bundle import check_sources, fact_sources
 from ..recall.config import RecallConfig
 from ..recall.items import ContextBundle, Layout, RecallItem
 from ..recall.scope import OutOfScope, Scope
-from ..store.filters import Eq, Filter
+from ..store.filters import Eq, Filter, all_of
 from .score import l1_score
 from .select import Selection, WakeCandidate, kind_budgets, select
 
@@ -161,6 +161,8 @@ async def _identity(store: Any, agent: str, scope: Scope, in_scope: list[Session
     names: list[str] = []
     for s in sorted(in_scope, key=lambda s: (s.started_at, s.id)):
         names.extend(n for n in s.participant_names if n and n not in names)
+    if scope.cfg.viewer is not None:
+        names = await _seen_speaking(store, agent, scope, names)
     first = min(s.started_at for s in in_scope)
     last = max(s.last_activity_at for s in in_scope)
     counts = [f"{len(in_scope)} session{'s' if len(in_scope) != 1 else ''}"]
@@ -176,6 +178,25 @@ async def _identity(store: Any, agent: str, scope: Scope, in_scope: list[Session
     text = f"Memory{' of ' + who if who else ''}: {counts[0]}, {span}; " + ", ".join(counts[1:])
     text = text.rstrip("; ")
     return RecallItem(node_id=IDENTITY_ID, kind="summary", score=1.0, content=text, rendered=text)
+
+
+async def _seen_speaking(store: Any, agent: str, scope: Scope, names: list[str]) -> list[str]:
+    """Of ``names``, those the scope's viewer has seen speak: the sender of at least one live turn
+    in scope that the viewer may see.
+
+    A session lists everyone who spoke in it or was spoken to, whatever the visibility of their
+    turns; a viewer who may not see a participant's private turns must not learn from the L0
+    line that they took part. A name only ever addressed is left out too (what the turn that
+    names it says is recall's to show, under the same rule)."""
+    flt = scope.filter_for(Tier.MESSAGE)
+    if isinstance(flt, OutOfScope):
+        return []
+    seen = []
+    for name in names:
+        spoke = all_of(flt, Eq("sender_name", name), Eq("redacted", False))
+        if await store.find(agent, Tier.MESSAGE, spoke, limit=1):
+            seen.append(name)
+    return seen
 
 
 def _day(ts: datetime) -> str:

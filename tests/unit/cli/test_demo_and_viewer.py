@@ -25,7 +25,10 @@ def test_demo_keeps_its_store_and_says_what_to_try_next(
     bundle = json.loads(capsys.readouterr().out)
     assert bundle["agent"] == cli.DEMO_AGENT and bundle["items"]
     assert cli.main(["demo"]) == 0  # a second run replays the stored turns into the same store
-    assert "stored 26 turns" in capsys.readouterr().out
+    # ... and says so: nothing new was stored (issue 40.6: it said "stored 26 turns")
+    again = capsys.readouterr().out
+    assert "stored 0 new turns: all 26 were already stored at uniko-demo.db" in again
+    assert "stored 26 turns" not in again
 
 
 def test_recall_for_a_viewer(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -29,7 +29,8 @@ async def test_embedding_model_is_pinned(tmp_path: Path) -> None:
 async def test_second_opener_gets_a_clear_lock_error(tmp_path: Path) -> None:
     kb = await KnowledgeBase.open(tmp_path / "kb.db")
     try:
-        with pytest.raises(StoreLocked, match="another process"):
+        # this process holds it: the message says so, not "another process" (issue 40.6)
+        with pytest.raises(StoreLocked, match="already open in this process"):
             await KnowledgeBase.open(tmp_path / "kb.db")
     finally:
         await kb.close()

@@ -8,6 +8,7 @@ import pytest
 
 from tests.unit.consolidation._support import AGENT, T0, SynonymEmbedder, new_kb
 from uniko_memory.cortex import detect_topics, label_propagation
+from uniko_memory.cortex.topics import settled_types
 from uniko_memory.knowledge_base import KnowledgeBase
 from uniko_memory.model import Direction, Edge, EdgeType, Entity, Message, Tier, Topic, entity_id, make_id
 
@@ -28,6 +29,22 @@ def test_ties_go_to_the_smaller_label_and_iterations_are_capped() -> None:
     assert labels["m"] == "a2"  # equal pull from "a2" and "b2": the smaller label wins
     _, sweeps = label_propagation(["a", "b", "c", "d"], {("a", "b"): 1, ("c", "d"): 1, ("b", "c"): 1}, 1)
     assert sweeps == 1
+
+
+def test_a_name_read_as_a_person_and_a_place_is_listed_by_its_usual_reading() -> None:
+    """Issue 39.4: a topic listed "People: Lyon" because the recogniser once read the city as a person."""
+
+    def ent(name: str, kind: str, freq: int) -> Entity:
+        return Entity(
+            id=entity_id(AGENT, name, kind), agent=AGENT, name=name, entity_type=kind,
+            first_seen=T0, last_seen=T0, frequency=freq,
+        )  # fmt: skip
+
+    settled = settled_types(
+        [ent("Lyon", "person", 1), ent("Lyon", "location", 4), ent("Easter", "person", 1),
+         ent("Easter", "event", 1), ent("Maya", "person", 3)]
+    )  # fmt: skip
+    assert settled == {"lyon": "location", "easter": "other", "maya": "person"}
 
 
 @pytest.fixture

@@ -141,3 +141,34 @@ def test_aggregation() -> None:
     assert summary_stats([1.0, 3.0]) == {"mean": 2.0, "p50": 2.0, "p95": pytest.approx(2.9)}
     with pytest.raises(ValueError):
         percentile(vals, 101)
+
+
+def test_tokens_to_reach_interpolates_between_measured_budgets() -> None:
+    from benchmarks.harness.run import tokens_to_reach
+
+    curve = [(500, 0.60), (1000, 0.70), (2000, 0.80), (4000, 0.86)]
+    assert tokens_to_reach(0.75, curve) == pytest.approx(1500)
+    assert tokens_to_reach(0.83, curve) == pytest.approx(3000)
+    assert tokens_to_reach(0.50, curve) == 500  # already there at the smallest budget measured
+    assert tokens_to_reach(0.90, curve) is None  # never, within what was measured
+
+
+def test_token_efficiency_says_how_many_times_fewer_tokens() -> None:
+    from benchmarks.harness.run import token_efficiency
+
+    def summary(**ev: float) -> dict:
+        return {
+            "quality": {
+                f"evidence_all@{b}tok": {"overall": v} for b, v in ((k[1:], x) for k, x in ev.items())
+            }
+        }
+
+    summaries = {
+        "baseline-hybrid": summary(b500=0.6, b1000=0.7, b2000=0.8),
+        "uniko": summary(b500=0.75, b1000=0.9),
+        "baseline-bm25": summary(b500=0.5),
+    }
+    eff = token_efficiency(summaries, [500, 1000, 2000])
+    assert set(eff) == {"uniko"}
+    assert eff["uniko"]["rows"]["500"] == {"ours": 0.75, "hybrid_tokens": 1500, "times": 3.0}
+    assert eff["uniko"]["rows"]["1000"]["hybrid_tokens"] is None  # hybrid never reaches 0.9

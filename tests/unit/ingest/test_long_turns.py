@@ -4,6 +4,7 @@ A turn over ``ChunkingConfig.message_chunk_threshold`` tokens keeps its full tex
 but NER (P2), observations (P3) and embeddings (P7a) run per passage (its ``message`` chunks), the
 Message's vector is its passages' mean, and recall quotes the passage that answers, never the
 whole Message. Chunking is linear: no pathological regex, no giant chunk from a run without spaces.
+Past ``IngestConfig.document_turn_chars`` a turn is a document: ``test_document_turns.py``.
 """
 
 from __future__ import annotations
@@ -55,7 +56,9 @@ def long_document(n_sentences: int = 600) -> str:
 
 async def test_long_turn_is_analysed_and_embedded_per_passage() -> None:
     spy = _Spy(NlpPipeline())
-    uni = await open_uni(nlp=spy)
+    # Read whole, every passage: not a document turn (those read their first passages only:
+    # ``test_document_turns.py``).
+    uni = await open_uni({"ingest": {"document_turn_chars": 100_000}}, nlp=spy)
     try:
         text = long_document()
         r = await uni.agent(AGENT).session("s1").observe(turn("Archivist", text, id="doc"))

@@ -179,3 +179,31 @@ def test_window_helpers_and_validation() -> None:
         TemporalWindow(window.hi, window.lo, "day", "bad")
     with pytest.raises(ValidationError):
         TemporalWindow(datetime(2023, 1, 1), datetime(2023, 1, 2), "day", "naive")
+
+
+@pytest.mark.parametrize(
+    ("text", "note"),
+    [
+        ("Hugh and I? Twelve years in September.", None),  # an anniversary ahead or behind: no note
+        ("See you on Friday!", None),
+        ("Exams in September, so I'm stressed.", None),  # "stressed" is no past tense
+        ("Are you still aiming for Lisbon in October?", "October 2024"),  # an aim looks ahead
+        ("I moved to Lyon in March.", "March 2024"),
+        ("In May, we adopted a cat.", "May 2024"),
+        ("The concert on Friday was amazing.", "5 July 2024"),
+        ("I'm going to Paris in August.", "August 2024"),
+        ("We've booked Kea Lodge for three nights in February.", "February 2025"),
+    ],
+)
+def test_a_note_names_a_date_only_when_the_clause_says_which_way(text: str, note: str | None) -> None:
+    """Issue 39.3: a bare month or weekday with no tense or plan around it points nowhere in
+    particular; a quoted turn's note must never be wrong, so it is left out."""
+    ref = datetime(2024, 7, 7, 12, tzinfo=UTC)  # a Sunday
+    found = [format_window(m.window) for m in find_temporal_phrases(text, ref, strict=True)]
+    assert found == ([note] if note else [])
+
+
+def test_a_question_still_gets_a_window_for_a_bare_month() -> None:
+    """A question's window only steers a search: "in June" reads as the last June."""
+    window = resolve_temporal("Any news in June?", datetime(2024, 7, 7, tzinfo=UTC))
+    assert window is not None and window.lo.month == 6

@@ -110,3 +110,49 @@ def test_a_name_after_in_is_a_place_not_a_person() -> None:
     [analysis] = pipeline.analyze(["Sure, there is a nice one in Rotterdam."])
     types = {e.name: e.entity_type for e in extract(analysis, ["Maya", "Sam"]).entities}
     assert types.get("Rotterdam") == "location"
+
+
+def test_an_object_pronoun_never_names_its_own_clause_subject(nlp: Any) -> None:
+    """Binding: English says "himself" for that, so "him" is someone else (a horse, a friend)."""
+    got = contents(nlp, ("Killa", "My father loves that horse. My father will never part with him."))
+    assert not any("father will never part with Killa's father" in c for c in got)
+
+
+def test_a_lead_that_answers_something_else_makes_no_statement(nlp: Any) -> None:
+    assert contents(nlp, ("Amaru", "Inti, for the festival, I guess.")) == []
+    assert contents(nlp, ("Zosia", "Only until the exams, then I stop.")) == []
+    assert contents(nlp, ("Killa", "Not Inti, my father will never sell the llama.")) == []
+
+
+def test_a_request_or_vocative_before_the_subject_is_cut(nlp: Any) -> None:
+    assert contents(nlp, ("Farrukh", "Please send me her number, my office needs a caterer.")) == [
+        "Farrukh's office needs a caterer"
+    ]
+    got = contents(nlp, ("Tom", "Last week, I moved to Lyon."))
+    assert len(got) == 1 and got[0].endswith("Tom moved to Lyon") and got[0] != "Tom moved to Lyon"
+
+
+def test_what_did_not_or_may_not_happen_is_no_statement(nlp: Any) -> None:
+    assert contents(nlp, ("Aiko", "Honestly I would have moved into a hotel.")) == []
+    assert contents(nlp, ("Tom", "My sister might move to Berlin next year.")) == []
+    assert contents(nlp, ("Tom", "My sister will move to Berlin next year.")) != []
+
+
+def test_a_feeling_about_nothing_named_is_no_statement(nlp: Any) -> None:
+    assert contents(nlp, ("Rafael", "Honestly I'm so afraid.")) == []
+    assert contents(nlp, ("Rafael", "I'm so happy about the new job.")) == [
+        "Rafael is so happy about the new job"
+    ]
+    assert contents(nlp, ("Sipho", "Four stitches on his ear, but Rex is fine now.")) != []
+
+
+def test_a_teaser_change_or_decision_is_no_statement(nlp: Any) -> None:
+    assert contents(nlp, ("Lena", "Okay so I've made a big change.")) == []
+
+
+def test_a_booking_for_a_bare_month_looks_forward(nlp: Any) -> None:
+    got = contents(nlp, ("Aroha", "We've booked Kea Lodge for three nights in May."))
+    assert got == ["Aroha has booked Kea Lodge for three nights in May 2025"]  # said 10 June 2024
+    assert contents(nlp, ("Tevita", "The truck is booked for June 15.")) == [
+        "Tevita says the truck is booked for 15 June 2024"
+    ]

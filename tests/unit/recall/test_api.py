@@ -67,7 +67,7 @@ def test_the_ranking_numbers_once_buried_in_code_keep_their_values() -> None:
         0.3,
     )
     k = cfg.packing
-    assert (k.max_candidates, k.mmr_window, k.mmr_similarity_floor) == (200, 60, 0.4)
+    assert (k.max_candidates, k.mmr_window, k.mmr_similarity_floor) == (800, 60, 0.4)
     assert cfg.breadth.scale_cap_tokens == 8000
     assert (cfg.intent.min_entity_chars, cfg.intent.facet_keywords) == (2, 3)  # len(name) >= 2, keywords[:3]
     assert (cfg.fusion.default_tier_weight, cfg.fusion.default_channel_weight) == (0.5, 1.0)

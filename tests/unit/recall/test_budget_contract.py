@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from uniko_memory.config import PACKING_KINDS
-from uniko_memory.errors import ConfigError
+from uniko_memory.errors import ConfigError, ValidationError
 from uniko_memory.facade import Uniko
 from uniko_memory.providers.token_counter import (
     CallableTokenCounter,
@@ -27,7 +27,7 @@ from uniko_memory.providers.token_counter import (
     TokenCounter,
     as_token_counter,
 )
-from uniko_memory.recall.assemble import pack
+from uniko_memory.recall.assemble import Charges, pack
 from uniko_memory.recall.items import ContextBundle, RecallItem, RecallSource, date_label
 
 from ._corpus import AGENT, MAIN, build
@@ -154,6 +154,10 @@ async def test_recall_honours_the_budget_in_the_injected_counter(uni: Uniko, cou
         agent = uni.agent(AGENT)
         for budget in (60, 150, 500, 1000, 2000):
             for layout in ("grouped", "standalone"):
+                if budget <= Charges.of(COUNTERS[counter], layout).frame:  # no memory fits: refused
+                    with pytest.raises(ValidationError, match="cannot hold any memory"):
+                        await agent.recall("What did Caroline adopt?", token_budget=budget, layout=layout)
+                    continue
                 b = await agent.recall("What did Caroline adopt?", token_budget=budget, layout=layout)
                 count = COUNTERS[counter].count
                 assert count(b.render()) <= budget and count(b.render(header=False)) <= budget

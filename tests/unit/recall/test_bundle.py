@@ -59,7 +59,12 @@ async def ask(agent: Agent, query: str, **options: Any) -> ContextBundle:
 @pytest.mark.parametrize("phases", ["default", "all"])
 async def test_bundle_never_exceeds_token_budget(agent: Agent, budget: int, phases: str) -> None:
     extra = ALL_PHASES if phases == "all" else {}
+    frame_cost = Charges.of(MiniLMTokenCounter(), "grouped").frame
     for q in QUERIES[:4]:
+        if budget <= frame_cost:  # no memory could fit: Agent.recall refuses the budget (issue 40.6)
+            with pytest.raises(ValidationError, match=f"token_budget={frame_cost + 1} or more"):
+                await ask(agent, q, token_budget=budget, limit=50, **extra)
+            continue
         b = await ask(agent, q, token_budget=budget, limit=50, **extra)
         real = rendered_tokens(b)
         assert real <= budget and rendered_tokens(b, header=False) <= budget, (q, budget, real)
@@ -151,10 +156,15 @@ async def test_relative_phrases_get_the_absolute_date(uni: Uniko, agent: Agent) 
     text = "I went to the LGBTQ support group yesterday and it was so powerful."
     msg = await message_by_text(uni, text)
     b = await ask(agent, "LGBTQ support group powerful", limit=20)
-    [item] = [i for i in b.items if i.node_id == msg.id]
-    assert item.rendered.startswith("[7 May 2023] Caroline: I went to the LGBTQ support group yesterday")
+    # the turn is quoted once: as its Message, or inside a chosen transcript chunk that replaced it
+    [item] = [i for i in b.items if msg.id in i.message_ids() and i.kind in ("message", "chunk")]
+    if item.kind == "message":
+        assert item.rendered.startswith("[7 May 2023] Caroline: I went to the LGBTQ support group yesterday")
+        assert item.content == text  # the stored content is untouched
+    else:
+        assert "Caroline: I went to the LGBTQ support group yesterday (6 May 2023)" in item.rendered
     assert "yesterday (6 May 2023)" in item.rendered
-    assert item.content == text  # the stored content is untouched
+    assert msg.content == text
 
 
 async def test_every_rendered_evidence_item_starts_with_a_date(agent: Agent) -> None:
@@ -258,7 +268,7 @@ async def test_explain_trace(agent: Agent) -> None:
 
 
 async def test_explain_reports_token_budget_drops(agent: Agent) -> None:
-    b = await ask(agent, QUERIES[0], explain=True, token_budget=30, limit=50)
+    b = await ask(agent, QUERIES[0], explain=True, token_budget=70, limit=50)
     assert b.trace is not None and "token budget" in set(b.trace["dropped"].values())
 
 

@@ -120,7 +120,7 @@ async def test_redaction_invalidates(uni: Uniko) -> None:
     "options",
     [
         {"limit": 3},
-        {"token_budget": 50},
+        {"token_budget": 100},
         {"viewer": Viewer(participant_id="p1")},
         {"sessions": ["s1"]},
         {"participants": ["Caroline"]},

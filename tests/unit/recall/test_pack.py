@@ -175,3 +175,39 @@ def test_chunks_take_at_most_their_share_of_the_budget() -> None:
     assert [i.node_id for i in pack_.items] == ["c1", "m5"]
     assert pack_.dropped["c2"] == "chunk share of the budget"
     assert [i.node_id for i in run([c1, c2, turn], budget=budget).items] == ["c1", "c2", "m5"]
+
+
+def test_no_turn_is_quoted_twice_when_a_chunk_carries_it() -> None:
+    """Issue 40.5: the CLI's 2,000-token recall printed turns as Messages and again inside the
+    transcript chunk that quotes them. The chunk replaces the Messages it quotes word for word."""
+    a = item("m1", "message", "Priya: The new job is going well.", 1.0, "m1")
+    b = item("m2", "message", "Tomas: My ankle healed and I ran 18 kilometers.", 0.9, "m2")
+    chunk = item(
+        "c1",
+        "chunk",
+        "Priya: The new job is going well.\nTomas: My ankle healed and I ran 18 kilometers.\n"
+        "Priya: Biscuit learned to open the kitchen cabinet.",
+        0.8,
+        "m1",
+        "m2",
+        "m3",
+    )
+    statements = item("c2", "chunk", "Priya says the job is going well", 0.7, "m1")  # not verbatim
+    packed = run([a, b, chunk, statements])
+    ids = [i.node_id for i in packed.items]
+    assert "c1" in ids and "m1" not in ids and "m2" not in ids
+    assert packed.dropped["m1"] == packed.dropped["m2"] == "turn quoted in a chosen chunk"
+    quoted = [m for i in packed.items if i.kind in ("message", "chunk") for m in i.message_ids()]
+    assert quoted.count("m2") == 1
+
+
+def test_a_chunk_over_its_share_leaves_the_messages_it_would_replace() -> None:
+    a = item("m1", "message", "Priya: The new job is going well.", 1.0, "m1")
+    chunk = item(
+        "c1", "chunk", "Priya: The new job is going well.\nTomas: Great to hear it.", 0.8, "m1", "m2"
+    )
+    packed = pack(
+        [a, chunk], limit=50, token_budget=1000, mmr_lambda=0.7, duplicate_threshold=0.85, chunk_share=0.0
+    )
+    assert [i.node_id for i in packed.items] == ["m1"]
+    assert packed.dropped["c1"] == "chunk share of the budget"

@@ -29,7 +29,7 @@ function cut(text, n) { text = String(text); return text.length > n ? text.slice
 function agentPath(suffix) { return "/api/agents/" + encodeURIComponent(state.agent) + suffix; }
 
 async function getJSON(url) {
-  const r = await fetch(url, { headers: { Accept: "application/json" } });
+  const r = await fetch(url, { headers: { Accept: "application/json", "X-Inspector-Token": TOKEN } });
   const body = await r.json();
   if (!r.ok) throw new Error(body.error || r.statusText);
   return body;

@@ -19,6 +19,7 @@ number), ``vector_codec`` and ``vector_schema`` (float16 at rest), ``vectors`` (
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sqlite3
 import tempfile
@@ -39,6 +40,45 @@ try:  # POSIX advisory lock; on other platforms the lock is skipped (documented)
     import fcntl
 except ImportError:  # pragma: no cover
     fcntl = None  # type: ignore[assignment]
+
+
+#: The database files this process holds the write lock of (by device and inode, so a symlink or
+#: hard link is the same file), each with its lock file's handle: closed once the store is closed.
+_HELD_HERE: dict[tuple[int, int], Any] = {}
+
+
+def _file_key(path: Path) -> tuple[int, int]:
+    st = os.stat(path)
+    return st.st_dev, st.st_ino
+
+
+def _held_here(real: Path) -> bool:
+    """Whether this process still holds the store at ``real`` open (a store it has not closed)."""
+    try:
+        handle = _HELD_HERE.get(_file_key(real))
+    except OSError:
+        return False
+    return handle is not None and not handle.closed
+
+
+def _locked(path: Path, real: Path) -> StoreLocked:
+    """``StoreLocked`` for a store already open for writing: in this process or another one."""
+    reader = (
+        "to read it beside the writer, open it read-only: "
+        '`Uniko.open(path, UnikoConfig.build({"store": {"embedded_read_only": True}}))` '
+        "or `EmbeddedStore.open(path, read_only=True)`"
+    )
+    if _held_here(real):
+        return StoreLocked(
+            f"the store {path} is already open in this process (an earlier Uniko.open or "
+            "KnowledgeBase.open that is not closed yet, perhaps through a symlink or hard link); use that "
+            f"instance, or close it before opening the store again; {reader}"
+        )
+    return StoreLocked(
+        f"the store {path} is open in another process; close it there first "
+        f"(the embedded store has one writing process; a symlink or hard link to it is the same store); "
+        f"{reader}"
+    )
 
 
 class EmbeddedStore(EmbeddedWrites, EmbeddedReads, EmbeddedGraph, EmbeddedSearch):
@@ -182,10 +222,11 @@ class EmbeddedStore(EmbeddedWrites, EmbeddedReads, EmbeddedGraph, EmbeddedSearch
                 )
             except OSError:
                 close_all(handles)
-                raise StoreLocked(
-                    f"the store {path} is open in another process; close it there first "
-                    "(the embedded store is single-process; a symlink or hard link to it is the same store)"
-                ) from None
+                raise _locked(path, real) from None
+        for key in [k for k, held in _HELD_HERE.items() if held.closed]:
+            del _HELD_HERE[key]
+        with contextlib.suppress(OSError):
+            _HELD_HERE[_file_key(real)] = handles[0]
         return handles
 
     @staticmethod

@@ -12,7 +12,7 @@ import sqlite3
 from ...errors import ValidationError
 from ...model import Node, UsageDelta
 from ...model.time import to_epoch
-from ..buffered_unit import DeleteEdge, DeleteNode, PutBlob, PutEdge, PutNode, PutVector
+from ..buffered_unit import DeleteEdge, DeleteNode, PutBlob, PutEdge, PutMeta, PutNode, PutVector
 from ..text_query import clean_text
 from . import ann_cache
 from .ann_index import AnnIndex, load_usearch
@@ -73,6 +73,8 @@ class EmbeddedWrites(EmbeddedCore):
                     conn.execute(
                         "INSERT OR IGNORE INTO blobs(sha256, data) VALUES(?, ?)", (op.sha256, op.data)
                     )
+                elif isinstance(op, PutMeta):
+                    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)", (op.key, op.value))
 
         await self._write(apply)
         if new_dim is not None:

@@ -21,6 +21,7 @@ from ..buffered_unit import (
     Op,
     PutBlob,
     PutEdge,
+    PutMeta,
     PutNode,
     PutVector,
 )
@@ -53,10 +54,14 @@ class Plan:
     nodes: dict[str, tuple[StoredNode | None, StoredNode | None]] = field(default_factory=dict)
     edges: dict[EdgeKey, tuple[str | None, str | None]] = field(default_factory=dict)
     blobs: dict[str, bytes] = field(default_factory=dict)
+    #: Meta records the unit sets (``set_meta``), by key: their final values, and the values
+    #: before the unit (None = absent; read by the store before it writes: what a rollback restores).
+    meta: dict[str, str] = field(default_factory=dict)
+    meta_before: dict[str, str | None] = field(default_factory=dict)
 
     @property
     def empty(self) -> bool:
-        return not (self.nodes or self.edges or self.blobs)
+        return not (self.nodes or self.edges or self.blobs or self.meta)
 
 
 def node_ids_touched(ops: list[Op]) -> set[str]:
@@ -96,6 +101,7 @@ def replay(
     nodes: dict[str, StoredNode | None] = dict(pre_nodes)
     edges: dict[EdgeKey, str | None] = dict(pre_edges)
     blobs: dict[str, bytes] = {}
+    meta: dict[str, str] = {}
     for op in ops:
         if isinstance(op, PutNode):
             cur = nodes.get(op.node.id)
@@ -123,7 +129,9 @@ def replay(
             edges[(op.edge_type.value, op.src, op.dst)] = None
         elif isinstance(op, PutBlob) and op.sha256 not in pre_blobs:
             blobs[op.sha256] = op.data
-    plan = Plan(blobs=blobs)
+        elif isinstance(op, PutMeta):
+            meta[op.key] = op.value
+    plan = Plan(blobs=blobs, meta=meta)
     for nid, final in nodes.items():
         pre = pre_nodes.get(nid)
         if pre is None and final is None:

@@ -114,6 +114,7 @@ class WeaviateWrites(WeaviateCore):
                     self._learn(nid, fin.tier)
             if plan.empty:
                 return plan
+            plan.meta_before = {k: await self._meta_get("meta", k) for k in plan.meta}
             await self._execute(agent, tenant, plan)
             if dim is not None and self._dim is None:  # the first vectors fix the dimension
                 await self._meta_put("internal", "dim", str(dim))
@@ -207,6 +208,20 @@ class WeaviateWrites(WeaviateCore):
             steps.append(("edge_deletes", lambda: del_edges(edge_dels), lambda: put_edges(edge_dels)))
         if node_dels:
             steps.append(("node_deletes", lambda: del_nodes(node_dels), lambda: put_nodes(node_dels)))
+        if plan.meta:
+
+            async def put_meta() -> None:
+                for key, value in plan.meta.items():
+                    await self._meta_put("meta", key, value)
+
+            async def undo_meta() -> None:
+                for key in plan.meta:
+                    if (old := plan.meta_before.get(key)) is not None:
+                        await self._meta_put("meta", key, old)
+                    else:
+                        await self._delete_uuids(self.meta, None, [sc.meta_uuid(f"meta\0{key}")])
+
+            steps.append(("meta", put_meta, undo_meta))
         return steps
 
     async def _execute(self, agent: str, tenant: str, plan: Plan) -> None:
