@@ -347,6 +347,9 @@ DEFAULT_CHANNEL_WEIGHTS: dict[str, float] = {
     # knowledge-update fixture and moved nothing on the dev split (BENCHMARKS.md, "Knowledge
     # updates, third pass"); 0 skips the search
     "slots": 1.0,
+    # the pseudo-relevance-feedback list (``RecallChannels.prf_docs``, off by default): a family of
+    # its own, so its weight says how far a word the question did not say may lift a turn
+    "prf": 0.5,
 }
 #: Edge-type weights μ of the graph channel.
 DEFAULT_EDGE_WEIGHTS: dict[str, float] = {
@@ -489,6 +492,14 @@ class RecallChannels(_Group):
     neighbor_parents: int = Field(10, ge=0)
     #: Whether a chunk's rank also ranks the Messages it carries (weight: channel_weights["chunk_messages"]).
     chunk_to_message: bool = True
+    #: Pseudo-relevance feedback (``recall.expansion``): the words the best this many Messages of
+    #: the keyword and vector searches share, and the question lacks, are searched again as one
+    #: more keyword list (its own family, ``channel_weights["prf"]``). 0 turns it off.
+    prf_docs: int = Field(0, ge=0)
+    #: ... at most this many words, each found in at least ``prf_min_docs`` of those Messages.
+    prf_terms: int = Field(6, ge=1)
+    #: ... in at least this many (a word of one hit alone is that hit's topic, not the question's).
+    prf_min_docs: int = Field(2, ge=1)
 
 
 class RecallGraph(_Group):

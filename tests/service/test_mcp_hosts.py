@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from tests.unit.ingest._support import open_uni
 from uniko_memory.errors import ConfigError
 from uniko_memory.facade import Uniko
 from uniko_memory.service.auth import TokenMap, canonical_host, is_loopback
@@ -42,15 +41,6 @@ LOOPBACK = [
     ("localhost", "localhost"),
     ("LOCALHOST", "localhost"),
 ]
-
-
-@pytest.fixture
-async def uni() -> AsyncIterator[Uniko]:
-    u = await open_uni()
-    try:
-        yield u
-    finally:
-        await u.close()
 
 
 @contextlib.asynccontextmanager

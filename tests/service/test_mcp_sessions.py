@@ -20,7 +20,6 @@ from typing import Any
 
 import pytest
 
-from tests.unit.ingest._support import open_uni
 from uniko_memory.errors import ConfigError
 from uniko_memory.facade import Uniko
 from uniko_memory.service.auth import TokenMap
@@ -140,15 +139,6 @@ async def _stream(app: Any, token: str | None, session: str) -> AsyncIterator[Re
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await task
-
-
-@pytest.fixture
-async def uni() -> AsyncIterator[Uniko]:
-    u = await open_uni()
-    try:
-        yield u
-    finally:
-        await u.close()
 
 
 @contextlib.asynccontextmanager

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.unit.ingest._support import open_uni
 from uniko_memory.facade import Agent, Uniko
 from uniko_memory.service import TOOLS, available_tools
 from uniko_memory.service.mcp_server import build_server
@@ -25,15 +23,6 @@ TURNS = [
         "id": "t3",
     },
 ]
-
-
-@pytest.fixture
-async def uni() -> AsyncIterator[Uniko]:
-    u = await open_uni()
-    try:
-        yield u
-    finally:
-        await u.close()
 
 
 async def call(uni: Uniko, name: str, args: dict[str, Any], *, agent: str = "alice") -> Any:

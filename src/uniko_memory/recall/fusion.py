@@ -46,6 +46,8 @@ def family_of(channel: str) -> str:
         return name
     if name == "fact_slot":
         return "slots"
+    if name == "message_prf":
+        return "prf"
     if "chunks" in name:
         return "chunks"
     return name  # graph, temporal, neighbours

@@ -95,6 +95,8 @@ class IntentProfile:
     unstable_entities: list[str] = field(default_factory=list)
     #: The slots the question asks about ("residence/maya": ``recall.question_slots``).
     slot_keys: list[str] = field(default_factory=list)
+    #: Every participant's name (they occur in every turn: no expansion word, ``recall.expansion``).
+    participant_names: list[str] = field(default_factory=list)
     temporal_window: tuple[datetime, datetime] | None = None
     temporal_granularity: str | None = None
     expected_answer_type: str | None = None
@@ -289,7 +291,7 @@ async def begin_intent(
     analyses = done_here if done_here is not None else await asyncio.to_thread(analyze, [query])
     analysis = analyses[0]
     ner = extract(analysis, list(names), reference=ref)
-    profile = IntentProfile(query=query, reference_ts=ref)
+    profile = IntentProfile(query=query, reference_ts=ref, participant_names=sorted(names))
     refs = [e for e in ner.entities if len(e.name) >= tuning.min_entity_chars]
     profile.entity_refs = list(dict.fromkeys(e.name for e in refs))
     profile.slot_keys = question_slots(query, profile.entity_refs, EVENT_NOUNS)

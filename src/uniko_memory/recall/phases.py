@@ -29,6 +29,7 @@ from .bundle import finish
 from .channels import Channels, graph_seeds
 from .config import RecallConfig
 from .coverage import compute_coverage
+from .expansion import expansion_terms
 from .fusion import Candidate, Pool, by_fused
 from .intent import IntentDraft, IntentProfile
 from .items import ContextBundle
@@ -150,10 +151,42 @@ class Cascade:
         results = dict(zip(todo, await asyncio.gather(*todo.values()), strict=True))
         for name in jobs:
             self.pool.add(name, self.prefetched[name] if name in self.prefetched else results[name])
+        if c.channels.prf_docs > 0:
+            await self.expand()
         if c.channels.reply_expansion:
             await ch.replies(self.pool)
         if c.channels.neighbor_expansion:
             await ch.neighbours(self.pool)
+
+    async def expand(self) -> None:
+        """One more keyword list over Messages: the question plus the words its best Message hits
+        share (``recall.expansion``)."""
+        c, it = self.cfg, self.intent
+        order: list[str] = []
+        for pair in zip(
+            self.pool.lists.get("message_vec", []), self.pool.lists.get("message_bm25", []), strict=False
+        ):
+            order += [nid for nid, _ in pair if nid not in order]
+        docs = [
+            str(getattr(self.pool.cands[nid].node, "content", ""))
+            for nid in order[: c.channels.prf_docs]
+            if nid in self.pool.cands
+        ]
+        terms = expansion_terms(
+            it.query,
+            docs,
+            names=[*it.participant_names, *it.entity_refs],
+            max_terms=c.channels.prf_terms,
+            min_docs=c.channels.prf_min_docs,
+        )
+        if not terms:
+            return
+        base = dict(it.variants).get("keywords") or it.query
+        hits = await self.channels.text(
+            Tier.MESSAGE, c.scaled_k(c.breadth.message_k), text=f"{base} {' '.join(terms)}"
+        )
+        self.pool.add("message_prf", hits)
+        self.trace.setdefault("expansion", terms)
 
     async def phase3(self) -> None:
         c, ch = self.cfg, self.channels

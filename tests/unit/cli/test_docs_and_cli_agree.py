@@ -12,13 +12,11 @@ import shutil
 import subprocess
 import sys
 import textwrap
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from pydantic import ValidationError as PydanticValidationError
 
-from tests.unit.ingest._support import open_uni
 from uniko_memory import Turn, Uniko, UnikoConfig, cli
 from uniko_memory.errors import ConfigError, StoreLocked, ValidationError
 from uniko_memory.recall import RecallConfig
@@ -57,15 +55,6 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     finally:
         uni.close_sync()
     return db
-
-
-@pytest.fixture
-async def uni() -> AsyncIterator[Uniko]:
-    u = await open_uni()
-    try:
-        yield u
-    finally:
-        await u.close()
 
 
 def _run(capsys: pytest.CaptureFixture[str], argv: list[str]) -> tuple[int, str, str]:
