@@ -295,6 +295,15 @@ class ConsolidationConfig(_Group):
     drift_window_days: float = Field(30.0, gt=0)
     #: Embed a Fact with its date, so time-anchored questions find it.
     date_augment_embedding: bool = True
+    #: Keep compiled lists (``consolidation.lists``): per participant or entity, the things of one
+    #: kind they did or have (activities, pets, books, places, events, things made) as one dated line.
+    compiled_lists: bool = True
+    #: A list is written once it holds this many items (one item is just its statement).
+    list_min_items: int = Field(2, ge=1)
+    #: The most items a list line shows (the most recent are kept).
+    list_max_items: int = Field(24, ge=1)
+    #: The most turns a list cites for one item (the earliest that carry it).
+    list_sources_per_item: int = Field(2, ge=1)
 
 
 class CortexConfig(_Group):
@@ -468,7 +477,9 @@ class RecallBreadth(_Group):
 class RecallChannels(_Group):
     """The Phase-2 and -3 channels besides plain search, and what a vector hit must score."""
 
-    #: Vector hits below this cosine are dropped.
+    #: Vector hits below this cosine are dropped (at search time; keyword, graph and other hits are
+    #: not). Near 0 on purpose: a Message's vector carries its speaker's name, so a cosine floor
+    #: cuts little noise and loses gold; ``packing.relevance_floor`` is the noise filter.
     min_score: float = Field(0.001, ge=0.0)
     #: The first this many participants named in the question get lists of their own turns.
     speaker_participants: int = Field(2, ge=0)
@@ -573,6 +584,16 @@ class RecallFusion(_Group):
     now_recency: float = Field(0.5, ge=0.0, le=0.9)
     #: How many of the best fused candidates ``now_recency`` reorders.
     now_recency_top_n: int = Field(30, ge=2)
+    #: A question about the assistant's own conduct ("what format should your answers take?") or
+    #: the asker's taste ("which editor would I prefer?") lifts the turns that set a standing rule
+    #: or state a preference ("from now on ...", "I'd rather ...": ``recall.directives``) among the
+    #: best ``directive_top_n``: fused x (1 + boost). 0 turns it off (the default). At 1.0 the
+    #: long-chat fixture's part A (built on) found its instruction turns at 1,000 tokens for 0.870
+    #: instead of 0.652, but held-out part B went the other way (0.875 -> 0.750: a lifted rule
+    #: crowds out the one asked about), so it is an option, not a default (BENCHMARKS.md).
+    directive_boost: float = Field(0.0, ge=0.0)
+    #: How many of the best fused candidates ``directive_boost`` looks at.
+    directive_top_n: int = Field(60, ge=1)
 
 
 class RecallPacking(_Group):
@@ -601,6 +622,21 @@ class RecallPacking(_Group):
     #: The most of the token budget that chunk items may take: a chunk quotes about ten turns,
     #: most of them beside the point (BENCHMARKS.md, "Recall quality").
     chunk_budget_share: float = Field(0.25, ge=0.0, le=1.0)
+    #: The relevance floor (``recall.relevance``): an item that shares no content word with the
+    #: question (its keywords and entities; participants' names and stop words left out) and was
+    #: not found as a reply to a keyword hit nor among a named participant's own turns is packed
+    #: only if its fused score is at least this share of the best candidate's; ``explain`` names
+    #: the rest "below the relevance floor". A question with no content word is not floored. 0: off.
+    #: At 0.6 it cut a quarter of the non-gold items at 500-2,000 tokens on the dev split, evidence
+    #: within 0.004, but on the held-out knowledge-update part D it put the old value first for
+    #: 4.5 % of changed values at 500 tokens (0.015 without; bar 3 %): a new value is often said
+    #: in other words ("we moved to Lyon" for "Where does Maya live?"), and a word floor keeps the
+    #: old wording. Off by default; 0.6 for narrow lookups (docs/concepts/recall.md).
+    relevance_floor: float = Field(0.0, ge=0.0, le=1.0)
+    #: The floor applies to budgets up to this many tokens; a larger budget is filled (a
+    #: long-context caller asked for everything that may help: floored, 4,000 and 8,000 tokens
+    #: filled 91 % and 81 % and lost evidence). None: every budget.
+    relevance_floor_max_budget: int | None = Field(2000, ge=1)
     #: Soft per-kind shares of the token budget (keys from ``PACKING_KINDS``; a passage counts as
     #: a message): while packing, a kind that reached its share is deferred, not dropped, so the
     #: other kinds get their turn; then the deferred items refill what is left of the budget, best

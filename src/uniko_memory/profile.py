@@ -4,7 +4,8 @@
 (``render()`` within ``max_tokens`` of the caller's token counter, like recall) whose lines are the
 open Facts about the name, as of ``reference_ts`` (default now), grouped by attribute: the slot
 values first (``consolidation.slots``: residence, employer, job, partner, diet, event dates ...,
-labelled ``residence: ...``), then the other statements, best supported and newest first. A value a
+labelled ``residence: ...``), then its compiled lists (``consolidation.lists``: "Maya's
+activities: ..."), then the other statements, best supported and newest first. A value a
 newer one replaced is left out (its Fact is closed); each line is dated ("as of 10 June 2024") and
 cites its turns (``RecallItem.sources``).
 
@@ -22,6 +23,7 @@ from typing import Any
 from .consolidation.plan import subject_key
 from .errors import ValidationError
 from .model import Direction, EdgeType, Entity, Fact, Participant, Tier, Viewer
+from .model.nodes import LIST_SOURCE_RULE
 from .model.time import utcnow
 from .providers.token_counter import TokenCounter, as_token_counter
 from .recall.assemble import fact_validity, node_to_item
@@ -58,9 +60,12 @@ def _attribute(fact: Fact) -> str:
 
 
 def _order(fact: Fact) -> tuple[int, str, int, float]:
+    """Slot values first, then compiled lists (one line holds what a dozen statements say), then
+    the other statements."""
     attr = _attribute(fact)
     rank = ATTRIBUTE_ORDER.index(attr) if attr in ATTRIBUTE_ORDER else len(ATTRIBUTE_ORDER)
-    return (0 if attr else 1, f"{rank:02d}{attr}", -fact.observation_count, -fact.valid_from.timestamp())
+    group = 0 if attr else 1 if fact.source_rule == LIST_SOURCE_RULE else 2
+    return (group, f"{rank:02d}{attr}", -fact.observation_count, -fact.valid_from.timestamp())
 
 
 async def _nodes_named(store: Any, agent: str, keys: Sequence[str]) -> list[str]:

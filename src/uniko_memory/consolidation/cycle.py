@@ -37,6 +37,7 @@ from ..model import (
 from ..model.time import utcnow
 from ..store.protocol import Store
 from .drift import CONTRADICTION, Closure, detect_drift
+from .lists import refresh_lists
 from .load import load_unprocessed, open_facts_where, prior_open_facts, scan_hint, set_scan_hint, votes_for
 from .plan import (
     Group,
@@ -66,6 +67,8 @@ class CycleStats(BaseModel):
     #: Of ``facts_invalidated``: closed because a newer value of their slot replaced them.
     facts_superseded: int = 0
     drift_alerts: int = 0
+    #: Compiled lists (``consolidation.lists``) written anew: a new item or a new list.
+    lists_written: int = 0
     cycle_id: str | None = None
     elapsed_ms: float = 0.0
 
@@ -77,6 +80,7 @@ class CycleStats(BaseModel):
             facts_invalidated=self.facts_invalidated + other.facts_invalidated,
             facts_superseded=self.facts_superseded + other.facts_superseded,
             drift_alerts=self.drift_alerts + other.drift_alerts,
+            lists_written=self.lists_written + other.lists_written,
             cycle_id=other.cycle_id or self.cycle_id,
             elapsed_ms=self.elapsed_ms + other.elapsed_ms,
         )
@@ -163,6 +167,10 @@ async def run_cycle(
         if not observations:
             return CycleStats()
         stats = await _cycle(store, config, embedder, agent, observations, triples, now or utcnow())
+        if stats is not None and config.consolidation.compiled_lists:
+            stats.lists_written = await refresh_lists(
+                store, config.consolidation, embedder, agent, observations, now or utcnow()
+            )
         if stats is not None:
             stats.elapsed_ms = round((time.perf_counter() - t0) * 1000, 3)
             return stats

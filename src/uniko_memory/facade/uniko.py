@@ -45,6 +45,7 @@ class Uniko:
         self._engine_thread = engine
         self._loop = asyncio.get_running_loop()
         self._closed = False
+        self._closing: asyncio.Future[None] | None = None
         self._atomic = AtomicIngest(kb.store, kb.config, nlp)
         self._post = PostIngest(
             kb.store,
@@ -322,6 +323,13 @@ class Uniko:
 
     @engine_verb
     async def _close(self, timeout: float | None) -> None:
+        # On the engine loop, so the check and the set below cannot interleave: two concurrent
+        # closes share one shutdown instead of draining the pipelines and releasing the store twice.
+        if self._closing is None:
+            self._closing = asyncio.ensure_future(self._shutdown(timeout))
+        await asyncio.shield(self._closing)
+
+    async def _shutdown(self, timeout: float | None) -> None:
         await self._pipeline.shutdown(timeout)
         await self.access.flush()
         await self.kb.close()

@@ -194,6 +194,10 @@ class Observation(Node):
         return None if self.redacted else self.content
 
 
+#: ``Fact.source_rule`` of a compiled list (``consolidation.lists``).
+LIST_SOURCE_RULE = "compiled list"
+
+
 class Fact(Node):
     tier = Tier.FACT
     #: Every word of the statement (and its normalised subject): a redacted Fact keeps none of them.
@@ -250,7 +254,10 @@ class Fact(Node):
 
     def triple_text(self) -> str:
         """The triple in a tensed template: what search matches (subject, relation, value), without
-        the attribution and asides a turn's sentence carries."""
+        the attribution and asides a turn's sentence carries. A compiled list's triple is not a
+        sentence ("Melanie", "list_activity", "camping, pottery"): its line is."""
+        if self.source_rule == LIST_SOURCE_RULE and self.text:
+            return self.text
         return tensed_statement(self.subject, self.predicate, self.object)
 
     def search_text(self) -> str | None:

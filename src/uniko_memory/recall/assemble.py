@@ -40,6 +40,7 @@ from .items import (
     render_item,
     render_text,
 )
+from .relevance import BELOW_FLOOR, RelevanceFloor
 
 _WORD = re.compile(r"\w+")
 #: ``pack``'s defaults: MMR considers this many of the best remaining candidates at each step
@@ -324,6 +325,7 @@ def pack(
     mmr_window: int = MMR_WINDOW,
     similarity_floor: float = MMR_SIMILARITY_FLOOR,
     type_shares: Mapping[str, float] | None = None,
+    floor: RelevanceFloor | None = None,
 ) -> Packed:
     """Greedy MMR selection under the limit and the token budget, skipping redundant items.
 
@@ -348,6 +350,9 @@ def pack(
     whose kind would pass its share of the budget is deferred; once no candidate is left, the
     deferred ones refill the budget under the same rules (rank order, near-duplicates re-checked
     against what was chosen meanwhile). Without shares nothing is ever deferred.
+
+    ``floor`` (None: off) keeps out an item it does not admit (``recall.relevance``: no word of
+    the question, no channel tying it to it, and a score under its share of the best candidate's).
     """
     charges = Charges.of(counter or default_token_counter(), layout)
     count = charges.counter.count
@@ -392,6 +397,9 @@ def pack(
         best = max(alive[:mmr_window], key=value.__getitem__)
         alive.remove(best)
         it = pool[best]
+        if floor is not None and not floor.admits(it, it.score / top):
+            dropped[it.node_id] = BELOW_FLOOR
+            continue
         if max_sim[best] > duplicate_threshold:
             dropped[it.node_id] = "near-duplicate"
             continue

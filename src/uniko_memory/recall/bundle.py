@@ -21,6 +21,7 @@ from .feedback import apply_policy
 from .fusion import Candidate
 from .items import ContextBundle, RecallItem, message_source
 from .passages import quote_passages
+from .relevance import relevance_floor
 
 if TYPE_CHECKING:
     from ..store.protocol import Store
@@ -60,6 +61,8 @@ async def finish(
     await _fact_sources(cas, items)
     items = await _rerank(cas, items)
 
+    floor = relevance_floor(cas.intent, pk, cfg.token_budget)
+
     def pack_items(candidates: list[RecallItem]) -> Packed:
         return pack(
             candidates,
@@ -74,6 +77,7 @@ async def finish(
             mmr_window=pk.mmr_window,
             similarity_floor=pk.mmr_similarity_floor,
             type_shares=pk.type_shares,
+            floor=floor,
         )
 
     # Evidence is re-checked for what was packed only; a refusal repacks without the item, which

@@ -29,6 +29,7 @@ from .bundle import finish
 from .channels import Channels, graph_seeds
 from .config import RecallConfig
 from .coverage import compute_coverage
+from .directives import asks_about_conduct, favour_directives
 from .expansion import expansion_terms
 from .fusion import Candidate, Pool, by_fused
 from .intent import IntentDraft, IntentProfile
@@ -345,6 +346,8 @@ async def answer_typed(cas: Cascade, ranked: list[Candidate]) -> list[Candidate]
     intent = cas.intent
     if f.now_recency > 0 and asks_about_now(intent.query, intent.temporal_window is not None):
         ranked = favour_newer(ranked, f.now_recency, f.now_recency_top_n)
+    if f.directive_boost > 0 and asks_about_conduct(intent.query):
+        ranked = favour_directives(ranked, f.directive_boost, f.directive_top_n)
     wanted = cas.intent.expected_answer_type
     head = ranked[: f.answer_type_top_n]
     if not wanted or f.answer_type_boost <= 0 or not head:

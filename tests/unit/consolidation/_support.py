@@ -30,6 +30,7 @@ from uniko_memory.model import (
     make_id,
     participant_id,
 )
+from uniko_memory.model.nodes import LIST_SOURCE_RULE
 from uniko_memory.store.filters import Eq
 
 AGENT = "a"
@@ -136,13 +137,14 @@ class Writer:
 
 
 async def facts(kb: KnowledgeBase, agent: str = AGENT, **eq: Any) -> list[Fact]:
+    """The voted Facts (compiled lists, ``test_lists``, are Facts of another kind)."""
     flt = None
     for k, v in eq.items():
         flt = Eq(k, v) if flt is None else flt & Eq(k, v)
     found = await kb.store.find(
         agent, Tier.FACT, flt, limit=10_000, order_by="valid_from", include_redacted=True
     )
-    return [f for f in found if isinstance(f, Fact)]
+    return [f for f in found if isinstance(f, Fact) and f.source_rule != LIST_SOURCE_RULE]
 
 
 async def edges(kb: KnowledgeBase, ids: Sequence[str], typ: EdgeType, direction: str = "out") -> list[Edge]:

@@ -29,6 +29,7 @@ from ...model import (
 )
 from ...model.edges import Edge
 from ...model.ids import stable_hash
+from ...model.nodes import LIST_SOURCE_RULE
 from ...store.filters import Eq
 from ...store.protocol import Store
 from .journal import tombstones
@@ -115,7 +116,17 @@ async def plan_messages(
         if e.dst in live_obs:
             remaining[e.src].add(e.dst)
     forced = set(x.facts)
-    lost = [fid for fid in live_facts if fid in forced or not remaining[fid]]
+    # A compiled list's line carries each of its sources' words: losing any source loses the line
+    # (the next consolidation of its owner writes it again from what is left).
+    cited: dict[str, int] = defaultdict(int)
+    for e in support_out:
+        cited[e.src] += 1
+    partial = {
+        fid
+        for fid in live_facts
+        if facts[fid].source_rule == LIST_SOURCE_RULE and len(remaining[fid]) < cited[fid]
+    }
+    lost = [fid for fid in live_facts if fid in forced or not remaining[fid] or fid in partial]
     if x.delete_facts:  # a redacted Fact left by an earlier soft forget goes too
         lost = sorted({*lost, *(fid for fid in facts if fid in forced or not remaining[fid])})
     thinned = {fid: len(remaining[fid]) for fid in live_facts if fid not in lost}

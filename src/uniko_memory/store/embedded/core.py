@@ -101,6 +101,9 @@ class EmbeddedCore(BaseStore[EmbeddedUnit]):
         self._ann_dropped: set[str] = set()
         self._wlock = threading.Lock()
         self._idx_lock = threading.Lock()
+        #: Held through ``_close_sync``; ``_released`` once it has run (see there).
+        self._close_lock = threading.Lock()
+        self._released = False
         self._readers: list[sqlite3.Connection] = []
         #: Reads in flight; close waits for them (closing a connection under a running query crashes).
         self._reading = 0
@@ -142,6 +145,21 @@ class EmbeddedCore(BaseStore[EmbeddedUnit]):
         await asyncio.to_thread(self._close_sync)
 
     def _close_sync(self) -> None:
+        """Close once. ``close()`` checks ``_closed`` before this thread sets it, so two closes at
+        once (two tasks, two threads) both arrive here: the second waits for the first and does
+        nothing. Run twice, it closed the database file's descriptor twice, and the second
+        ``os.close`` hit whatever file the process had opened under that number meanwhile (another
+        store's connection, its WAL): SQLite then reads and writes a file it does not own, one way
+        a live store can end up "malformed" (issue 40)."""
+        with self._close_lock:
+            if self._released:
+                return
+            try:
+                self._release()
+            finally:
+                self._released = True
+
+    def _release(self) -> None:
         with self._reads_done:
             self._closed = True  # no read starts after this
             self._reads_done.wait_for(lambda: self._reading == 0)
@@ -155,8 +173,8 @@ class EmbeddedCore(BaseStore[EmbeddedUnit]):
             self._readers.clear()
         # Only after every SQLite connection is closed: closing another descriptor on the database
         # file drops this process's POSIX locks on it, which SQLite relies on while a connection is open.
-        close_all(self._locks)
-        self._locks = []
+        locks, self._locks = self._locks, []
+        close_all(locks)
         if self._tmpdir:
             shutil.rmtree(self._tmpdir, ignore_errors=True)
 
