@@ -168,3 +168,35 @@ async def test_consolidation_compiles_a_cited_dated_list_that_grows_and_forgets(
         assert all("camping" not in (f.text or "") for f in live)
     finally:
         await uni.close()
+
+
+@pytest.mark.parametrize("backend", ["embedded", "weaviate"])
+async def test_every_store_keeps_the_list_and_its_versions(backend: str) -> None:
+    """The list's reads (subject_key, source_rule, valid_to filters) and writes on both stores."""
+    from tests.unit.wakeup._support import open_backend
+
+    uni = await open_backend(backend)
+    try:
+        agent = uni.agent("lists-store")
+        store = uni.kb.store
+        for i, text in enumerate(["We went camping last weekend.", "I took up pottery on Monday."]):
+            turn = Turn(
+                id=f"t{i}", sender="Maya", content=text, at=T + timedelta(days=7 * i), addressed_to="Sam"
+            )
+            await agent.session(f"s{i}").observe(turn)
+        await agent.flush()
+        await agent.consolidate()
+        await agent.session("s9").observe(
+            Turn(
+                id="t9", sender="Maya", content="I went hiking with Leo yesterday.", at=T + timedelta(days=30)
+            )
+        )
+        await agent.flush()
+        await agent.consolidate()
+        versions = [f for f in await _lists(agent, store) if f.category == "list:activity"]
+        assert [f.valid_to is None for f in versions] == [False, True]
+        assert all(w in (versions[1].text or "") for w in ("camping", "pottery", "hiking"))
+        support = await store.neighbors(agent.agent_id, [versions[1].id], [EdgeType.SUPPORTED_BY])
+        assert len(support) == 3
+    finally:
+        await uni.close()

@@ -122,3 +122,29 @@ def sentence_text(n_sentences: int, seed: str = "river") -> str:
             f"{subjects[i % 5]} {verbs[(i // 5) % 5]} {objects[(i // 25) % 5]} near the {seed} in year {1900 + i}."
         )
     return " ".join(out)
+
+
+class NlpSpy:
+    """An NLP backend that records the length of every text it is asked to analyse: long-turn and
+    document tests check that no step reads the whole turn.
+
+    ``count_complete=False`` leaves out ``complete`` (the second pass over texts ``analyze_shallow``
+    already read), for a test that sums the characters read."""
+
+    def __init__(self, inner: Any, *, count_complete: bool = True) -> None:
+        self.inner = inner
+        self.count_complete = count_complete
+        self.lengths: list[int] = []
+
+    def analyze(self, texts: list[str]) -> list[Any]:
+        self.lengths.extend(len(t) for t in texts)
+        return self.inner.analyze(texts)
+
+    def analyze_shallow(self, texts: list[str]) -> list[Any]:
+        self.lengths.extend(len(t) for t in texts)
+        return self.inner.analyze_shallow(texts)
+
+    def complete(self, analyses: list[Any]) -> list[Any]:
+        if self.count_complete:
+            self.lengths.extend(len(a.text) for a in analyses)
+        return self.inner.complete(analyses)

@@ -19,7 +19,7 @@ from uniko_memory.model import Chunk, Message, Observation, Tier
 from uniko_memory.nlp import NlpPipeline
 from uniko_memory.nlp.observation_types import ObservationDraft
 
-from ._support import nodes, open_uni, turn
+from ._support import NlpSpy, nodes, open_uni, turn
 
 AGENT = "docs"
 NEEDLE = "The vault code word is zanzibar and Quentin Marchetti keeps the spare key in Reykjavik."
@@ -50,25 +50,6 @@ def document(chars: int) -> str:
     return "\n\n".join([*paragraphs, NEEDLE])
 
 
-class _Spy:
-    """An NLP backend that records the length of every text it is asked to analyse."""
-
-    def __init__(self, inner: NlpPipeline) -> None:
-        self.inner = inner
-        self.lengths: list[int] = []
-
-    def analyze(self, texts: list[str]) -> list[Any]:
-        self.lengths.extend(len(t) for t in texts)
-        return self.inner.analyze(texts)
-
-    def analyze_shallow(self, texts: list[str]) -> list[Any]:
-        self.lengths.extend(len(t) for t in texts)
-        return self.inner.analyze_shallow(texts)
-
-    def complete(self, analyses: list[Any]) -> list[Any]:
-        return self.inner.complete(analyses)
-
-
 async def _observations(uni: Any) -> list[Observation]:
     return [o for o in await nodes(uni, AGENT, Tier.OBSERVATION) if isinstance(o, Observation)]
 
@@ -83,7 +64,7 @@ def test_defaults_are_named_fields() -> None:
 async def test_a_document_turn_keeps_at_most_the_bound_of_observations() -> None:
     """Default config: a 60,000-character turn (hundreds of statements) keeps 50 Observations,
     the first in text order, and its NLP read only about its first 10,000 characters."""
-    spy = _Spy(NlpPipeline())
+    spy = NlpSpy(NlpPipeline(), count_complete=False)
     uni = await open_uni(nlp=spy)
     try:
         text = document(60_000)
@@ -183,7 +164,7 @@ async def test_a_recovered_document_turn_reads_the_same_part() -> None:
     """After a restart P3 rebuilds the passages from the stored chunks: the same first ones."""
     from uniko_memory.pipeline.recovery import items_for_messages
 
-    spy = _Spy(NlpPipeline())
+    spy = NlpSpy(NlpPipeline(), count_complete=False)
     uni = await open_uni({"ingest": {"document_turn_chars": 3_000, "document_turn_statements": 20}}, nlp=spy)
     try:
         session = uni.agent(AGENT).session("s1")
@@ -240,7 +221,7 @@ async def test_a_custom_extractor_reads_a_document_s_first_passages_only() -> No
 
 async def test_a_nine_hundred_thousand_character_turn_is_a_document() -> None:
     """The issue's size: ~2 s here with the fake embedder (minutes before, most of it NLP)."""
-    spy = _Spy(NlpPipeline())
+    spy = NlpSpy(NlpPipeline(), count_complete=False)
     uni = await open_uni(nlp=spy)
     try:
         text = document(900_000)

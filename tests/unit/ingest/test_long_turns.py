@@ -10,7 +10,6 @@ Past ``IngestConfig.document_turn_chars`` a turn is a document: ``test_document_
 from __future__ import annotations
 
 import time
-from typing import Any
 
 import numpy as np
 import pytest
@@ -22,30 +21,10 @@ from uniko_memory.ingest.chunking import MAX_CHARS_PER_TOKEN, chunk_text, passag
 from uniko_memory.model import Chunk, Message, Tier
 from uniko_memory.nlp import NlpPipeline
 
-from ._support import at, nodes, open_uni, sentence_text, turn
+from ._support import NlpSpy, at, nodes, open_uni, sentence_text, turn
 
 AGENT = "long"
 NEEDLE = "The vault code word is zanzibar and Quentin Marchetti keeps the spare key in Reykjavik."
-
-
-class _Spy:
-    """An NLP backend that records the length of every text it is asked to analyse."""
-
-    def __init__(self, inner: NlpPipeline) -> None:
-        self.inner = inner
-        self.lengths: list[int] = []
-
-    def analyze(self, texts: list[str]) -> list[Any]:
-        self.lengths.extend(len(t) for t in texts)
-        return self.inner.analyze(texts)
-
-    def analyze_shallow(self, texts: list[str]) -> list[Any]:
-        self.lengths.extend(len(t) for t in texts)
-        return self.inner.analyze_shallow(texts)
-
-    def complete(self, analyses: list[Any]) -> list[Any]:
-        self.lengths.extend(len(a.text) for a in analyses)
-        return self.inner.complete(analyses)
 
 
 def long_document(n_sentences: int = 600) -> str:
@@ -55,7 +34,7 @@ def long_document(n_sentences: int = 600) -> str:
 
 
 async def test_long_turn_is_analysed_and_embedded_per_passage() -> None:
-    spy = _Spy(NlpPipeline())
+    spy = NlpSpy(NlpPipeline())
     # Read whole, every passage: not a document turn (those read their first passages only:
     # ``test_document_turns.py``).
     uni = await open_uni({"ingest": {"document_turn_chars": 100_000}}, nlp=spy)
@@ -96,7 +75,7 @@ async def test_recovered_long_turn_is_analysed_per_passage() -> None:
     """After a restart P3 rebuilds the passages from the stored chunks (nothing kept in memory)."""
     from uniko_memory.pipeline.recovery import items_for_messages
 
-    spy = _Spy(NlpPipeline())
+    spy = NlpSpy(NlpPipeline())
     uni = await open_uni(nlp=spy)
     try:
         text = long_document(300)
@@ -163,7 +142,7 @@ async def test_a_long_message_hit_is_replaced_by_its_best_passage() -> None:
 @pytest.mark.slow  # ~10 s: spaCy over 200,000 characters
 async def test_two_hundred_thousand_character_turn_is_accepted() -> None:
     """A turn just under the old limit: stored whole, in bounded passages, quickly (fake embedder)."""
-    spy = _Spy(NlpPipeline())
+    spy = NlpSpy(NlpPipeline())
     uni = await open_uni(nlp=spy)
     try:
         text = (sentence_text(40) + "\n\n") * 78  # ~200,000 characters
