@@ -284,7 +284,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument(
-        "--part", default="a", help="fixture part: a (built on), b, c, d (each held out until its first run)"
+        "--part",
+        default="a",
+        help="fixture part: a (built on), b ... f (each held out until its first run; f is unread)",
     )
     ap.add_argument("--systems", default=",".join(DEFAULT_SYSTEMS))
     ap.add_argument("--budgets", default=",".join(map(str, DEFAULT_BUDGETS)))
