@@ -98,6 +98,11 @@ class Reading:
     obj: str
 
     @property
+    def predicate(self) -> str:
+        """The predicate, normalised ("go_to", "be_fan_of"): what the verb lists hold."""
+        return "_".join(self.parts)
+
+    @property
     def verb_text(self) -> str:
         return " ".join(self.parts)
 
@@ -138,11 +143,6 @@ def read(obs: Observation) -> Reading | None:
     if obj.casefold().startswith(_CLAUSE_LEADS):
         return None
     return Reading(obs=obs, owner=owner, parts=parts, obj=obj)
-
-
-def _core(parts: Sequence[str]) -> str:
-    """The predicate without a leading "be" and trailing particles: "be_fan_of" stays, "go_to" stays."""
-    return "_".join(parts)
 
 
 def _words(text: str) -> list[str]:
@@ -194,7 +194,7 @@ def instrument(r: Reading) -> list[tuple[str, str]]:
 
 def pet(r: Reading) -> list[tuple[str, str]]:
     """Having or getting an animal: "got another cat named Bailey", "adopted a puppy"."""
-    if _core(r.parts) not in lex.PET_VERBS and not set(r.parts) & {"adopt", "rescue"}:
+    if r.predicate not in lex.PET_VERBS and not set(r.parts) & {"adopt", "rescue"}:
         return []
     forms = _find_forms(_words(r.obj), lex.PETS)
     if not forms:
@@ -219,7 +219,7 @@ def book(r: Reading) -> list[tuple[str, str]]:
 
 def place(r: Reading) -> list[tuple[str, str]]:
     """Travelling to a named place: "visited Paris", "took a trip to Rome", "went to Japan"."""
-    core = _core(r.parts)
+    core = r.predicate
     travel = core in lex.TRAVEL_VERBS or bool(set(r.parts) & {"visit", "travel", "fly", "tour"})
     if not travel and not (core in {"take", "go_on", "have"} and re.search(r"\btrip to\b", r.obj)):
         return []
@@ -234,7 +234,7 @@ def place(r: Reading) -> list[tuple[str, str]]:
 
 def event(r: Reading) -> list[tuple[str, str]]:
     """Taking part in an occasion: "attended a poetry reading", "went to the pride parade"."""
-    core = _core(r.parts)
+    core = r.predicate
     if core not in lex.ATTENDING_VERBS and not set(r.parts) & {"attend", "participate"}:
         return []
     phrase = _noun_phrase(r.obj)
@@ -261,7 +261,7 @@ def made(r: Reading) -> list[tuple[str, str]]:
 def activity(r: Reading) -> list[tuple[str, str]]:
     """A pastime named by the verb or the object: "went camping", "took up pottery", "enjoys
     hiking in the mountains", "is a big fan of yoga"."""
-    if _core(r.parts) not in lex.DOING_VERBS and r.parts[0] not in lex.DOING_VERBS and r.parts[0] != "be":
+    if r.predicate not in lex.DOING_VERBS and r.parts[0] not in lex.DOING_VERBS and r.parts[0] != "be":
         return []
     words = _words(r.words)
     out: list[tuple[str, str]] = []
