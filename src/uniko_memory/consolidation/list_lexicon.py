@@ -8,7 +8,7 @@ a craft, an instrument, an animal kept as a pet), never because a conversation u
 
 from __future__ import annotations
 
-from ..nlp.observation_lexicon import ANIMAL_NOUNS, EVENT_NOUNS
+from ..nlp.observation.lexicon import ANIMAL_NOUNS, EVENT_NOUNS
 
 #: Pastimes, sports and crafts, keyed by every form a statement uses, valued by the name the list
 #: shows ("went camping", "a camping trip", "camps" -> camping).

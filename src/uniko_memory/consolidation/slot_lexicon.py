@@ -7,7 +7,7 @@ an occasion that has a date, a job), never because a conversation used it.
 
 from __future__ import annotations
 
-from ..nlp.observation_lexicon import EVENT_NOUNS
+from ..nlp.observation.lexicon import EVENT_NOUNS
 
 #: Predicates (normalised, particles joined) that say where someone lives: one home at a time.
 RESIDENCE_PREDICATES = frozenset(

@@ -54,7 +54,7 @@ class PostIngest:
         restate: RestatePolicy | None = None,
         documents: DocumentTurns | None = None,
     ) -> None:
-        from ..nlp.observation_lexicon import Filler
+        from ..nlp.observation.filler import Filler
 
         self.store = store
         self.nlp = nlp

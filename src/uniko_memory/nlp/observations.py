@@ -1,7 +1,7 @@
 """P3 observation extraction: third-person statements from a conversation turn (design §3.3).
 
 The default extractor is rule-based and LLM-free: dependency-parse templates over spaCy docs
-(:mod:`uniko_memory.nlp.observation_rules`). An optional :class:`LlmObservationExtractor` sits
+(the :mod:`uniko_memory.nlp.observation` package). An optional :class:`LlmObservationExtractor` sits
 behind the same :class:`ObservationExtractor` protocol for callers who accept an LLM call.
 
 Choices worth knowing:
@@ -44,7 +44,7 @@ Choices worth knowing:
   ...) without a complement, pronoun-only objects ("I love it"; a pronoun resolved to people is
   kept), indefinite or demonstrative subjects ("That is awesome").
 * **Triple.** ``predicate`` = ``[modal_][not_]lemma[_particle][_to_lemma...][_prep]`` (see
-  ``SentenceRules._triple``); objects lose leading articles and are cut to their head phrase when
+  :mod:`uniko_memory.nlp.observation.triples`); objects lose leading articles and are cut to their head phrase when
   longer than 20 tokens.
 * **Confidence.** 0.8 with an object, 0.6 without; -0.1 each for a resolved-pronoun subject,
   "we", an elided/expletive/existential subject, or reported speech; clamped to [0.3, 0.9];
@@ -58,10 +58,12 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from uniko_memory.nlp.observation_lexicon import Filler, is_condolence, normalize_name
-from uniko_memory.nlp.observation_render import DEFAULT_FILLER
-from uniko_memory.nlp.observation_rules import SentenceRules
-from uniko_memory.nlp.observation_types import Antecedent, ObservationDraft, PronounState
+from uniko_memory.nlp.observation.draft import sentence_drafts
+from uniko_memory.nlp.observation.filler import DEFAULT_FILLER, Filler, is_condolence
+from uniko_memory.nlp.observation.lexicon import ROLE_LABELS
+from uniko_memory.nlp.observation.state import SentenceState
+from uniko_memory.nlp.observation.types import Antecedent, ObservationDraft, PronounState
+from uniko_memory.nlp.observation.words import normalize_name
 from uniko_memory.nlp.temporal import find_temporal_phrases
 
 if TYPE_CHECKING:
@@ -116,7 +118,7 @@ def extract_observations(
     consoling = False
     mentioned: set[str] = set()
     for sent in doc.sents:
-        rules = SentenceRules(
+        sentence = SentenceState(
             sent=sent,
             speaker=speaker,
             addressee=addressee,
@@ -127,32 +129,20 @@ def extract_observations(
             consoling=consoling,
             turn_mentions=frozenset(mentioned),
         )
-        for draft in rules.run():
+        for draft in sentence_drafts(sentence):
             key = draft.content.lower()
             if key not in seen:
                 seen.add(key)
                 drafts.append(draft)
         consoling = consoling or is_condolence(sent.text)
-        mentioned.update(a.text.lower() for _, a in rules.candidates if not a.unknown)
+        mentioned.update(a.text.lower() for _, a in sentence.candidates if not a.unknown)
     return drafts
 
 
-#: Participant ids that are a pronoun or a chat role, not a name: a statement names them by role
-#: ("The user's cat is Miso", never "Me's cat is Miso").
-_ROLE_LABELS = {
-    "me": "the user",
-    "i": "the user",
-    "myself": "the user",
-    "user": "the user",
-    "human": "the user",
-    "you": "the assistant",
-    "assistant": "the assistant",
-}
-
-
 def person_label(name: str) -> str:
-    """How a statement names a participant: the name, or a role for a pronoun-like id ("me")."""
-    return _ROLE_LABELS.get(name.strip().casefold(), name)
+    """How a statement names a participant: the name, or a role for a pronoun-like id ("me"), so
+    a statement never reads "Me's cat is Miso"."""
+    return ROLE_LABELS.get(name.strip().casefold(), name)
 
 
 @runtime_checkable

@@ -22,7 +22,7 @@ from ..errors import ValidationError
 from ..model import Entity, Participant, Tier, entity_id
 from ..model.text import without_surrogates
 from ..model.time import utcnow
-from ..nlp.observation_lexicon import EVENT_NOUNS
+from ..nlp.observation.lexicon import EVENT_NOUNS
 from ..store.protocol import Store
 from .question_slots import question_slots
 

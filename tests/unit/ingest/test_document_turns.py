@@ -17,7 +17,7 @@ from uniko_memory.ingest.document import DocumentTurns
 from uniko_memory.ingest.post import observation_id
 from uniko_memory.model import Chunk, Message, Observation, Tier
 from uniko_memory.nlp import NlpPipeline
-from uniko_memory.nlp.observation_types import ObservationDraft
+from uniko_memory.nlp.observation.types import ObservationDraft
 
 from ._support import NlpSpy, nodes, open_uni, turn
 

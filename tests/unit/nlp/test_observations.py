@@ -8,9 +8,8 @@ from typing import Any
 
 import pytest
 
-from uniko_memory.nlp.observation_lexicon import is_filler_sentence, third_singular
-from uniko_memory.nlp.observation_render import repair_lemma
-from uniko_memory.nlp.observation_rules import snake
+from uniko_memory.nlp.observation.filler import is_filler_sentence
+from uniko_memory.nlp.observation.words import repair_lemma, snake, third_singular
 from uniko_memory.nlp.observations import (
     Antecedent,
     LlmObservationExtractor,

@@ -1,7 +1,7 @@
 """Data types of P3 observation extraction: drafts, antecedents and the cross-turn pronoun state.
 
-Re-exported by :mod:`uniko_memory.nlp.observations`; kept apart so the rule engine can use them
-without an import cycle.
+Re-exported by :mod:`uniko_memory.nlp.observations`; kept apart so the rule modules can use them
+without an import cycle, and so a caller that only stores drafts need not load the rules.
 """
 
 from __future__ import annotations
