@@ -37,6 +37,10 @@ _SINCE_JOINING = re.compile(
 _SINCE_MOVING = re.compile(
     r"\b(?i:since) (?:\w+ )?(?:moving|moved|relocating|relocated) (?:back )?to (?P<place>[A-Z][\w.'-]*(?: [A-Z][\w.'-]*)*)"
 )
+#: The object of "not seeing anyone": nobody in particular.
+_ANYONE = frozenset({"anyone", "anybody", "anyone anymore", "anybody anymore", "anyone any more"})
+#: Where an object's aside starts: a comma, a semicolon, a colon or a spaced dash.
+_ASIDE = re.compile(r"[,;:]| [-–—] ")
 _MOVING_TO = re.compile(
     r"^(?:moving|relocating|having moved) (?:back )?(?:to|into) (?P<place>.+)$", re.IGNORECASE
 )
@@ -95,6 +99,13 @@ class Statement:
     @property
     def object_key(self) -> str:
         return strip_leading(normalize_key(self.object or ""))
+
+    @property
+    def value_key(self) -> str:
+        """The object up to an aside: "vegetarian now, Ifeoma's influence" is "vegetarian now".
+        For the rules whose value is one word of a closed list; a comma or dash there starts a
+        second thought, not more of the value."""
+        return _ASIDE.split(self.object_key, maxsplit=1)[0].strip()
 
 
 def strip_leading(key: str) -> str:
@@ -211,15 +222,19 @@ def _job(stmt: Statement) -> SlotReading | None:
 
 
 def _relationship(stmt: Statement) -> SlotReading | None:
-    """Whom someone is with: dating, engaged or married to one partner; a break-up ends it."""
+    """Whom someone is with: dating, engaged or married to one partner; a break-up ends it, and
+    so does "is not seeing anyone (any more)": no partner is a value of the slot too."""
     if stmt.negated:
-        return None
+        nobody = stmt.value_key in _ANYONE and stmt.core in lex.PARTNER_PREDICATES | {"be_with"}
+        return SlotReading("partner", person_key(stmt.subject), "single") if nobody else None
     people = [p for p in re.split(r"\s+and\s+", stmt.subject) if p]
     if stmt.core in lex.PARTNER_PREDICATES and stmt.object and stmt.object[:1].isupper():
         return SlotReading("partner", person_key(stmt.subject), person_key(stmt.object))
     if stmt.core in lex.BREAKUP_PREDICATES and len(people) == 1:
         return SlotReading("partner", person_key(stmt.subject), "single")
-    if stmt.core in ("be", "be_now", "become", "get") and stmt.object_key in (
+    if stmt.core in ("be", "be_now", "become", "get") and " ".join(
+        w for w in stmt.value_key.split() if w not in lex.DIET_ADVERBS
+    ) in (
         "single",
         "divorced",
         "separated",
@@ -241,7 +256,7 @@ def _diet(stmt: Statement) -> SlotReading | None:
     whole complement: "made vegan ice cream" says nothing of anyone's diet."""
     if stmt.negated or not stmt.object or stmt.core not in lex.DIET_PREDICATES:
         return None
-    words = [w for w in stmt.object_key.split() if w not in lex.DIET_ADVERBS]
+    words = [w for w in stmt.value_key.split() if w not in lex.DIET_ADVERBS]
     if len(words) != 1 or words[0] not in lex.DIETS:
         return None
     return SlotReading("diet", person_key(stmt.subject), words[0])
@@ -252,7 +267,7 @@ def _drink(stmt: Statement) -> SlotReading | None:
     ("switched to tea")."""
     if stmt.negated or not stmt.object:
         return None
-    words = stmt.object_key.split()
+    words = stmt.value_key.split()
     if not words or words[-1] not in lex.DRINKS:
         return None
     verbs = {

@@ -76,6 +76,26 @@ def obs(content: str, **extra: object) -> Observation:
             "matcha",
         ),
         ("Maya called off the wedding", "Maya", "call_off", "wedding", "date/wedding", "cancelled"),
+        # an aside after the value is not part of it
+        (
+            "Chidi is vegetarian now, Ifeoma's influence",
+            "Chidi",
+            "be",
+            "vegetarian now, Ifeoma's influence",
+            "diet/chidi",
+            "vegetarian",
+        ),
+        (
+            "Omar is single again, just Omar and a cactus",
+            "Omar",
+            "be",
+            "single again, just Omar and a cactus",
+            "partner/omar",
+            "single",
+        ),
+        # no partner is a value too
+        ("Ivan is not seeing anyone anymore", "Ivan", "not_be_seeing", "anyone", "partner/ivan", "single"),
+        ("Lucía is not with anyone anymore", "Lucía", "not_be_with", "anyone", "partner/lucía", "single"),
     ],
 )
 def test_slot_rules_read_the_attribute_whatever_the_verb(
@@ -95,6 +115,8 @@ def test_slot_rules_read_the_attribute_whatever_the_verb(
         ("Maya is tired", "Maya", "be", "tired"),
         ("Maya has a cat", "Maya", "have", "a cat"),  # "a" is not a count
         ("Jon is also excited to guide", "Jon", "be", "also excited to guide"),  # no job noun phrase
+        ("Maya is not seeing Sarah", "Maya", "not_be_seeing", "Sarah"),  # says who, not that no one
+        ("Maya is vegetarian food, mostly", "Maya", "be", "vegetarian food, mostly"),  # not one diet word
     ],
 )
 def test_statements_that_fill_no_slot_are_left_alone(

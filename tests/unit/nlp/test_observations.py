@@ -542,6 +542,28 @@ def test_statement_shapes(nlp: Any, text: str, wanted: str, unwanted: str | None
 
 
 @pytest.mark.parametrize(
+    ("text", "wanted", "unwanted"),
+    [
+        # a sentence that opens on a negative imperative is no question: its second clause states
+        ("And don't judge me, but I'm pescatarian now.", "Caroline is pescatarian now", "judge"),
+        # "not ... anyone" is nobody: a statement about the subject, not a pronoun to resolve
+        ("We broke up in May. I'm not seeing anyone anymore.", "Caroline is not seeing anyone", None),
+        # a reply that opens on an auxiliary of its own loses that lead, not the statement
+        ("Can't, sorry, I'm at my cousin's wedding on Saturday.", "Caroline is at", "Can not"),
+        ("Been busy lately, I started a new job at Acme.", "Caroline started a new job at Acme", "Been"),
+        # a lead that ends in a dash goes like one that ends in a comma
+        ("Great news - I'm now friends with my neighbour.", "Caroline is now friends", "news"),
+    ],
+)
+def test_statements_behind_a_lead(nlp: Any, text: str, wanted: str, unwanted: str | None) -> None:
+    """Issue 39 (knowledge updates): changed values said after a lead were lost or kept the lead."""
+    """Issue 19 (store audit): shapes that rendered wrong on conversations, on new sentences."""
+    contents = _turns(nlp, [("Caroline", "Melanie", text)])[0]
+    assert any(wanted in c for c in contents), contents
+    assert unwanted is None or not any(unwanted in c for c in contents), contents
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "Lemme know if you want the recipe.",  # an imperative
@@ -618,3 +640,17 @@ def test_addressee_group_and_compliments(nlp: Any, text: str, kept: bool) -> Non
     """Issue 19: "you both" / "you all" is not the addressee alone; "I'm proud of you" is praise."""
     contents = _turns(nlp, [("Nina", "Jonas", text)])[0]
     assert bool(contents) == kept, contents
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Don't you think it's late",  # no "?" but an inverted auxiliary and its subject
+        "Have you been to Paris",
+        "Can the kids come along",
+        "Did Maya call you back",
+    ],
+)
+def test_questions_without_a_mark_are_no_statement(nlp: Any, text: str) -> None:
+    """An inverted auxiliary followed by its subject asks, whatever the punctuation."""
+    assert _turns(nlp, [("Caroline", "Melanie", text)])[0] == []

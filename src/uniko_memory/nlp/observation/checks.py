@@ -33,6 +33,7 @@ from uniko_memory.nlp.observation.lexicon import (
     HYPOTHETICAL_MODALS,
     INDEFINITE_PRONOUNS,
     LIGHT_VERBS,
+    NOBODY_OBJECTS,
     REJECT_OBJECT_PRONOUNS,
     SPECULATIVE_MODALS,
     SUBJ_DEPS,
@@ -413,6 +414,8 @@ def _pronoun_object(s: SentenceState, reading: Reading) -> bool:
         and obj.lower_ in REJECT_OBJECT_PRONOUNS
         and not human_ref  # "I took them (= my kids) to the beach" keeps its object
     )
+    if obj.lower_ in NOBODY_OBJECTS and any(c.dep_ == "neg" for c in reading.clause.head.children):
+        return False  # "not seeing anyone": nobody, said of the subject
     return lone or (obj.pos_ == "PRON" and obj.i not in s.resolved and obj.i not in s.first | s.second)
 
 

@@ -56,12 +56,13 @@ def have_noun_root(tok: Token) -> bool:
 
 
 def lead(clause: Clause) -> list[Token]:
-    """The clause's words before its subject, up to the last comma there (empty when none)."""
+    """The clause's words before its subject, up to the last comma (or colon, semicolon, dash)
+    there; empty when none."""
     subject = [t.i for t in clause.subject]
     if not subject:
         return []
     before = [t for t in clause.tokens if t.i < min(subject)]
-    commas = [k for k, t in enumerate(before) if t.text in (",", ":", ";")]
+    commas = [k for k, t in enumerate(before) if t.text in (",", ":", ";", "--", "-", "–", "—")]
     return before[: commas[-1] + 1] if commas else []
 
 
@@ -84,7 +85,13 @@ def is_question(s: SentenceState, lo: int | None = None, hi: int | None = None) 
         and first.lemma_.lower() in QUESTION_AUX
         and first.dep_ in ("aux", "auxpass", "ROOT")
     ):
-        return any(t.dep_ in ("nsubj", "nsubjpass", "expl") and t.i > first.i for t in span)
+        # the subject comes right after the auxiliary (past a "not"): "Did you ...", "Don't you
+        # ...", "Can the kids ..."; "Don't judge me, but I'm ..." and "Had fish and that was it"
+        # open with a verb that has no subject of its own there, and state
+        nxt = next((t for t in span if t.i > first.i and t.dep_ != "neg"), None)
+        return nxt is not None and any(
+            t.dep_ in ("nsubj", "nsubjpass", "expl") and t.left_edge.i == nxt.i for t in span
+        )
     return first.tag_ in WH and second.pos_ == "AUX" and second.tag_ != "TO"
 
 

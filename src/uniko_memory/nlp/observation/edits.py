@@ -29,14 +29,24 @@ def cut_request_tail(s: SentenceState, clause: Clause) -> None:
 
 def cut_loose_lead(s: SentenceState, clause: Clause) -> None:
     """Words before the subject that are not the clause's own adverbial go: a request ("Please
-    send me her number, my office needs a caterer") or a vocative ("Guðrún, small correction:
-    ..."). A time or place phrase ("Last week, I moved") is the clause's own and stays."""
+    send me her number, my office needs a caterer"), a vocative ("Guðrún, small correction:
+    ..."), or a reply that opens on an auxiliary with no subject ("Can't, sorry, I'm at a
+    wedding", "Been busy lately, I ..."). A time or place phrase ("Last week, I moved") or a
+    subordinate one ("Since moving to Lyon, I ...") is the clause's own and stays."""
     before = lead(clause)
-    if any(
-        (t.tag_ == "VB" and not any(c.dep_ in SUBJ_DEPS for c in t.children))
-        or (t.dep_ in ("dep", "npadvmod", "appos", "intj") and t.pos_ in ("PROPN", "NOUN", "PRON"))
-        for t in before
-    ) and not any(t.ent_type_ in NON_NAME_ENTS for t in before):
+    opens_on_verb = bool(before) and (
+        # an auxiliary: "Lost my job, so I ..." opens on a main verb and says what the speaker
+        # did: it stays
+        before[0].pos_ == "AUX" and not any(c.dep_ in SUBJ_DEPS for c in before[0].children)
+    )
+    if opens_on_verb or (
+        any(
+            (t.tag_ == "VB" and not any(c.dep_ in SUBJ_DEPS for c in t.children))
+            or (t.dep_ in ("dep", "npadvmod", "appos", "intj") and t.pos_ in ("PROPN", "NOUN", "PRON"))
+            for t in before
+        )
+        and not any(t.ent_type_ in NON_NAME_ENTS for t in before)
+    ):
         cut = max(t.i for t in before)
         clause.tokens = [t for t in clause.tokens if t.i > cut]
 

@@ -141,6 +141,9 @@ QUANTIFIER_PRONOUNS = frozenset(
 REJECT_OBJECT_PRONOUNS = frozenset(
     {"it", "that", "this", "them", "these", "those", "one", "ones", "so", "which", "what"}
 )
+#: Objects that, under a negation, say there is no one ("is not seeing anyone"): not a reference
+#: to resolve, a statement about the subject.
+NOBODY_OBJECTS = frozenset({"anyone", "anybody"})
 #: Subjects that name nobody in particular ("That is awesome", "someone told me"): no statement.
 INDEFINITE_PRONOUNS = frozenset(
     {
