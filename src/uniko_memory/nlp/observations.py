@@ -67,7 +67,7 @@ from uniko_memory.nlp.observation.words import normalize_name
 from uniko_memory.nlp.temporal import find_temporal_phrases
 
 if TYPE_CHECKING:
-    from spacy.tokens import Doc
+    from spacy.tokens import Doc, Span
 
 __all__ = [
     "Antecedent",
@@ -117,7 +117,7 @@ def extract_observations(
     seen: set[str] = set()
     consoling = False
     mentioned: set[str] = set()
-    for sent in doc.sents:
+    for sent in map(after_heading, doc.sents):
         sentence = SentenceState(
             sent=sent,
             speaker=speaker,
@@ -137,6 +137,22 @@ def extract_observations(
         consoling = consoling or is_condolence(sent.text)
         mentioned.update(a.text.lower() for _, a in sentence.candidates if not a.unknown)
     return drafts
+
+
+def after_heading(sent: Span) -> Span:
+    """The sentence after a verbless heading and its colon ("Menu update: I've stopped eating
+    fish", "Big news: we're engaged"): the parser makes the heading's noun the root and hangs
+    the statement under it, where no clause is looked for. The heading itself states nothing."""
+    colon = next((t for t in sent if t.text == ":"), None)
+    if colon is None or colon.i + 2 >= sent.end:
+        return sent
+    head = sent.doc[sent.start : colon.i]
+    if sent.root.i >= colon.i and sent.root.pos_ in ("VERB", "AUX"):
+        return sent
+    if any(t.pos_ in ("VERB", "AUX") for t in head) or len(head) > 6:
+        return sent
+    rest = sent.doc[colon.i + 1 : sent.end]
+    return rest if any(t.pos_ in ("VERB", "AUX") for t in rest) else sent
 
 
 def person_label(name: str) -> str:

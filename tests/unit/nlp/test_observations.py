@@ -551,6 +551,12 @@ def test_statement_shapes(nlp: Any, text: str, wanted: str, unwanted: str | None
         # a reply that opens on an auxiliary of its own loses that lead, not the statement
         ("Can't, sorry, I'm at my cousin's wedding on Saturday.", "Caroline is at", "Can not"),
         ("Been busy lately, I started a new job at Acme.", "Caroline started a new job at Acme", "Been"),
+        # a verbless heading before a colon: the statement after it is read
+        (
+            "Also, menu update: I've stopped eating fish, so I'm fully vegetarian now",
+            "Caroline is fully vegetarian now",
+            "update",
+        ),
         # a lead that ends in a dash goes like one that ends in a comma
         ("Great news - I'm now friends with my neighbour.", "Caroline is now friends", "news"),
     ],
