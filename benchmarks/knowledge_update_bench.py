@@ -20,6 +20,10 @@ scored on the text it renders:
   comes before it (a stale value that is absent, marked "no longer true", or comes after the
   current one is fine); *old first* when an unmarked stale string comes before every answer string
   (or the answer is absent while a stale string is present, unmarked);
+- changed, *by entry* (a second view, printed after the main table): the same, except that a stale
+  string inside the entry (line) that first carries an answer does not count. A quoted correction
+  ("I told you noon, scratch that, after 8") names the old value first in its own words; the strict
+  score counts it as old first, this view does not;
 - unchanged and past: correct when an answer string is in the text.
 
 Strings match case-insensitively on word boundaries, with ordinal suffixes ("19th") and curly
@@ -197,10 +201,14 @@ def score(text: str, q: KUQuestion) -> dict[str, Any]:
     if q.status != "changed":
         return {"correct": first_answer is not None, "old_first": False, "answer_in": bool(answers)}
     stale_before = [p for p in stale if first_answer is None or p < first_answer]
+    entry_start = norm.rfind("\n", 0, first_answer) + 1 if first_answer is not None else 0
+    before_entry = [p for p in stale if first_answer is None or p < entry_start]
     return {
         "correct": first_answer is not None and not stale_before,
         "old_first": bool(stale_before),
         "answer_in": bool(answers),
+        "correct_by_entry": first_answer is not None and not before_entry,
+        "old_first_by_entry": bool(before_entry),
     }
 
 
@@ -263,6 +271,20 @@ def summarise(records: Sequence[dict[str, Any]], budgets: Sequence[int]) -> str:
                 f"| {s} | {b} | {_rate(by['changed'], 'correct')} | {_rate(by['changed'], 'old_first')} | "
                 f"{_rate(by['unchanged'], 'correct')} | {_rate(by['past'], 'correct')} | "
                 f"{len(by['changed'])}/{len(by['unchanged'])}/{len(by['past'])} |"
+            )
+    lines += [
+        "",
+        "Changed questions by entry (a stale value inside the entry that first carries the new one"
+        " does not count):",
+        "",
+        "| system | budget | current-correct by entry | old first by entry |",
+        "|---|---|---|---|",
+    ]
+    for s in systems:
+        for b in budgets:
+            rows = [r for r in records if r["system"] == s and r["budget"] == b and r["status"] == "changed"]
+            lines.append(
+                f"| {s} | {b} | {_rate(rows, 'correct_by_entry')} | {_rate(rows, 'old_first_by_entry')} |"
             )
     for facet in ("wording", "kind"):
         values = sorted({r[facet] for r in records if r["status"] == "changed"})
