@@ -147,8 +147,6 @@ def after_heading(sent: Span) -> Span:
     if colon is None or colon.i + 2 >= sent.end:
         return sent
     head = sent.doc[sent.start : colon.i]
-    if sent.root.i >= colon.i and sent.root.pos_ in ("VERB", "AUX"):
-        return sent
     if any(t.pos_ in ("VERB", "AUX") for t in head) or len(head) > 6:
         return sent
     rest = sent.doc[colon.i + 1 : sent.end]

@@ -557,6 +557,8 @@ def test_statement_shapes(nlp: Any, text: str, wanted: str, unwanted: str | None
             "Caroline is fully vegetarian now",
             "update",
         ),
+        # the heading's noun is no second subject of the statement after the colon
+        ("Correction: the dinner is on Friday, not Thursday.", "the dinner is on", "Correction"),
         # a lead that ends in a dash goes like one that ends in a comma
         ("Great news - I'm now friends with my neighbour.", "Caroline is now friends", "news"),
     ],

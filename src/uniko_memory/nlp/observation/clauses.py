@@ -148,7 +148,8 @@ def clause_heads(s: SentenceState) -> list[Token]:
 def build_clause(s: SentenceState, head: Token, heads: set[int]) -> Clause | None:
     """The clause of ``head`` (the other ``heads``' clauses cut out), or None when it has no
     subject, sits across a sentence break, asks, or is filler (the refusal is recorded)."""
-    excluded: set[int] = set()
+    # (a sentence cut after its heading keeps the heading's words out: "Correction: the dinner ...")
+    excluded = {t.i for t in head.subtree if not s.sent.start <= t.i < s.sent.end}
     for tok in head.subtree:
         if tok.i in heads and tok.i != head.i:
             excluded.update(t.i for t in tok.subtree)
@@ -188,7 +189,9 @@ def _find_subject(s: SentenceState, clause: Clause, tokens: list[Token]) -> bool
     subject = [
         c
         for c in frame
-        if (c.dep_ in SUBJ_DEPS or c.dep_ == "expl") and s.repl.get(c.i, c.text)  # not a vocative
+        if (c.dep_ in SUBJ_DEPS or c.dep_ == "expl")
+        and s.repl.get(c.i, c.text)  # not a vocative
+        and s.sent.start <= c.i  # not a heading cut off before its colon
     ]
     if _misparsed_attitude(s, subject, head):  # "Love seeing your work" with "Love" as a noun
         s.repl[subject[0].i] = third_singular(subject[0].lower_)
