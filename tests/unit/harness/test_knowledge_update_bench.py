@@ -45,9 +45,17 @@ def test_the_current_value_first_is_correct_and_the_old_one_first_is_not() -> No
         "correct": True,
         "old_first": False,
         "answer_in": True,
+        "correct_by_entry": True,
+        "old_first_by_entry": False,
     }
     assert score("- Maya: I'm vegetarian\n- Maya is pescatarian now", Q)["old_first"] is True
-    assert score("- Maya: I'm vegetarian", Q) == {"correct": False, "old_first": True, "answer_in": False}
+    assert score("- Maya: I'm vegetarian", Q) == {
+        "correct": False,
+        "old_first": True,
+        "answer_in": False,
+        "correct_by_entry": False,
+        "old_first_by_entry": True,
+    }
 
 
 def test_an_old_value_marked_no_longer_true_does_not_count_against() -> None:

@@ -559,6 +559,9 @@ def test_statement_shapes(nlp: Any, text: str, wanted: str, unwanted: str | None
         ),
         # the heading's noun is no second subject of the statement after the colon
         ("Correction: the dinner is on Friday, not Thursday.", "the dinner is on", "Correction"),
+        # an imperative, a comma, then a clause of its own: the clause states
+        ("Scratch that, Priya works at Deloitte, not KPMG.", "Priya works at Deloitte", "Scratch"),
+        ("Guess what, I'm moving to Leeds.", "Caroline is moving to Leeds", "guess"),
         # a lead that ends in a dash goes like one that ends in a comma
         ("Great news - I'm now friends with my neighbour.", "Caroline is now friends", "news"),
     ],
@@ -662,3 +665,8 @@ def test_addressee_group_and_compliments(nlp: Any, text: str, kept: bool) -> Non
 def test_questions_without_a_mark_are_no_statement(nlp: Any, text: str) -> None:
     """An inverted auxiliary followed by its subject asks, whatever the punctuation."""
     assert _turns(nlp, [("Caroline", "Melanie", text)])[0] == []
+
+
+def test_what_an_imperative_tells_is_no_statement(nlp: Any) -> None:
+    """ "Tell her I said hi" has no comma: its clause is what is to be told, not a statement."""
+    assert _turns(nlp, [("Caroline", "Melanie", "Tell her I said hi.")])[0] == []

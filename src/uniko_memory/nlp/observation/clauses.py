@@ -108,7 +108,21 @@ def _side_clause(child: Token, parent: Token) -> bool:
         # shared-subject verbs are split too (one predicate per statement); a verb
         # coordinated with a complement ("passionate about X and it'd be great") needs its own
         return parent.pos_ in ("VERB", "AUX") or has_subject
+    if has_subject and child.dep_ == "ccomp" and child.i > parent.i:
+        return _after_imperative(child, parent)
     return has_subject and (child.dep_ == "parataxis" or (child.dep_ == "ccomp" and child.i < parent.i))
+
+
+def _after_imperative(child: Token, parent: Token) -> bool:
+    """ "Scratch that, Priya works at Deloitte", "Guess what, we're engaged": a subject-less
+    imperative, a comma, then a clause with its own subject that the parser hung on it as its
+    complement. The clause states; the imperative is a lead ("Tell her I said hi" has no comma:
+    what is told stays the imperative's)."""
+    if parent.tag_ != "VB" or any(c.dep_ in SUBJ_DEPS for c in parent.children):
+        return False
+    subject = next(c for c in child.children if c.dep_ in SUBJ_DEPS)
+    between = parent.doc[parent.i + 1 : subject.left_edge.i]
+    return any(t.text == "," for t in between)
 
 
 def clause_heads(s: SentenceState) -> list[Token]:
@@ -150,6 +164,10 @@ def build_clause(s: SentenceState, head: Token, heads: set[int]) -> Clause | Non
     subject, sits across a sentence break, asks, or is filler (the refusal is recorded)."""
     # (a sentence cut after its heading keeps the heading's words out: "Correction: the dinner ...")
     excluded = {t.i for t in head.subtree if not s.sent.start <= t.i < s.sent.end}
+    if head.dep_ == "ccomp" and head.i > head.head.i and _after_imperative(head, head.head):
+        # the imperative's object the parser gave the clause ("Scratch that, ...") goes with it
+        comma = max(t.i for t in head.doc[head.head.i : head.i] if t.text == ",")
+        excluded.update(t.i for t in head.subtree if t.i <= comma)
     for tok in head.subtree:
         if tok.i in heads and tok.i != head.i:
             excluded.update(t.i for t in tok.subtree)
